@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: stack_resolve
+short_description: Validate the stack declaration and resolve its sources
+version_added: 1.0.0
+author: gpuops.sglang_stack maintainers (@gpuops)
+description:
+  - Checks the stack declaration against the rules that keep the CUDA 13 upgrade safe (layer order
+    torch, flashinfer, sgl_kernel, sglang; exact versions; CUDA tags; the flashinfer trio in lock-step;
+    sgl-kernel only as a prebuilt cu130 wheel; CUDA 13.0 unless overridden with a reason; sha256 pins).
+  - Returns the declaration with the stack id, the install order and every source URL resolved,
+    on the local mirror when O(mirror_url) is given.
+  - Fails with one message that lists every problem found.
+options:
+  _input:
+    description: The stack declaration (see the P(gpuops.sglang_stack.stack_declaration#role) role).
+    type: dict
+    required: true
+  mirror_url:
+    description:
+      - Base URL of a mirror that keeps each upstream's layout below the upstream's C(mirror_path).
+      - When empty, the upstream URLs are used.
+    type: str
+    default: ''
+"""
+
+EXAMPLES = r"""
+- name: Resolve the declaration against a local mirror
+  ansible.builtin.set_fact:
+    stack: "{{ declaration | gpuops.sglang_stack.stack_resolve(mirror_url='http://mirror.example:8080') }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The resolved declaration.
+  type: dict
+  contains:
+    id:
+      description: Stack id, the declaration name plus the first 12 hex digits of its content digest.
+      type: str
+    packages:
+      description: Every package in install order, with C(url) or C(index_url), C(pip_requirement), C(layer) and C(order).
+      type: list
+      elements: dict
+    disk_mb:
+      description: Disk space the new stack needs, summed from the layers' estimates.
+      type: int
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_declaration import StackDeclarationError, resolve
+
+
+def stack_resolve(declaration, mirror_url=''):
+    try:
+        return resolve(declaration, mirror_url=mirror_url or None)
+    except StackDeclarationError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+
+    def filters(self):
+        return {'stack_resolve': stack_resolve}

@@ -1,0 +1,250 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The stack declaration: validation and resolution.
+
+The declaration (roles/stack_declaration/defaults/main.yml, overridable from inventory) is the one
+reviewed place that says which version of every layer goes in, from where, with which sha256, in
+which order. Every role reads the *resolved* form produced here, so the rules that keep the upgrade
+safe live in one place and are unit-tested:
+
+* the layers come in the order torch -> flashinfer -> sgl_kernel -> sglang;
+* every version is exact (no ranges): a range would let pip pick something nobody reviewed;
+* torch and the flashinfer JIT cache carry the CUDA tag of the declared toolkit (cu130 for 13.0);
+* flashinfer-python, flashinfer-cubin and flashinfer-jit-cache move in lock-step (flashinfer refuses
+  a cubin of another version at import time);
+* sgl-kernel comes from a prebuilt wheel with the CUDA tag, never an sdist or a build;
+* CUDA 13.0 is the only toolkit accepted unless an override carries a reason;
+* a package without a published sha256 must say so (``sha256_policy: record_on_first_fetch``).
+
+Resolution maps every upstream URL onto a local mirror when one is given (the mirror keeps the
+upstream layout under a per-upstream path prefix), and derives the stack id from the content of the
+declaration, so two hosts given the same declaration build the same stack directory.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+
+LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
+FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
+SUPPORTED_CUDA = '13.0'
+WHY_CUDA_13_0 = (
+    'CUDA 13.0 is the only supported toolkit: the torch nightly, flashinfer-jit-cache and sgl-kernel wheels of this stack '
+    'are cu130 builds, and a 580 driver (the LTS branch on these hosts) meets 13.0\'s minimum (580.65.06) but not '
+    '13.1\'s (590.44.01).'
+)
+
+# PEP 440 version without any comparison operator: 2.11.0.dev20251231+cu130, 0.6.4, 0.3.21+cu130.
+_EXACT_VERSION = re.compile(r'^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[a-z0-9]+(\.[a-z0-9]+)*)?$')
+_SHA256 = re.compile(r'^[0-9a-f]{64}$')
+_SDIST_SUFFIXES = ('.tar.gz', '.zip', '.tar.bz2', '.tgz')
+SHA256_POLICIES = ('pinned', 'record_on_first_fetch')
+SOURCES = ('index', 'url')
+
+
+class StackDeclarationError(ValueError):
+    """The declaration breaks a rule; the message names the item and the fix."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super(StackDeclarationError, self).__init__('Invalid stack declaration:\n- ' + '\n- '.join(self.problems))
+
+
+def cuda_tag(cuda_version):
+    """'13.0' -> 'cu130' (the local version tag the wheels of that toolkit carry)."""
+    major, minor = str(cuda_version).split('.')[:2]
+    return 'cu%d%d' % (int(major), int(minor))
+
+
+def version_base(version):
+    """'0.6.4+cu130' -> '0.6.4'."""
+    return str(version).split('+', 1)[0]
+
+
+def _package_problems(layer_name, pkg, tag, upstreams):
+    where = 'layer %s, package %s' % (layer_name, pkg.get('name', '?'))
+    problems = []
+    for key in ('name', 'version', 'source', 'upstream'):
+        if not pkg.get(key):
+            problems.append('%s: "%s" is missing' % (where, key))
+    if problems:
+        return problems
+    version = str(pkg['version'])
+    if not _EXACT_VERSION.match(version):
+        problems.append('%s: version "%s" is not an exact version (no ranges or operators; pin what was reviewed)' % (where, version))
+    if pkg['source'] not in SOURCES:
+        problems.append('%s: source "%s" must be one of %s' % (where, pkg['source'], ', '.join(SOURCES)))
+    if pkg['upstream'] not in upstreams:
+        problems.append('%s: upstream "%s" is not declared in upstreams (%s)' % (where, pkg['upstream'], ', '.join(sorted(upstreams))))
+    if pkg['source'] == 'index' and not pkg.get('index_path'):
+        problems.append('%s: source "index" needs "index_path" (the PEP 503 index below the upstream)' % where)
+    if pkg['source'] == 'url':
+        path = str(pkg.get('file_path') or '')
+        if not path:
+            problems.append('%s: source "url" needs "file_path" (the wheel below the upstream)' % where)
+        elif path.endswith(_SDIST_SUFFIXES):
+            problems.append('%s: "%s" is a source distribution; only prebuilt wheels are installed (no build on GPU hosts)' % (where, path))
+        elif not path.endswith('.whl'):
+            problems.append('%s: "%s" is not a wheel (.whl)' % (where, path))
+    policy = pkg.get('sha256_policy', 'pinned')
+    sha = pkg.get('sha256')
+    if policy not in SHA256_POLICIES:
+        problems.append('%s: sha256_policy "%s" must be one of %s' % (where, policy, ', '.join(SHA256_POLICIES)))
+    elif policy == 'pinned' and not (sha and _SHA256.match(str(sha))):
+        problems.append('%s: sha256 "%s" is not 64 lower-case hex digits; set it, or set sha256_policy: record_on_first_fetch '
+                        'where no hash is published (a torch nightly)' % (where, sha))
+    elif sha and not _SHA256.match(str(sha)):
+        problems.append('%s: sha256 "%s" is not 64 lower-case hex digits' % (where, sha))
+    if pkg.get('cuda_tagged') and not version.endswith('+' + tag):
+        problems.append('%s: version "%s" must carry the CUDA tag +%s of the declared toolkit' % (where, version, tag))
+    return problems
+
+
+def validate(declaration):
+    """Return the list of problems of a declaration (empty when it is valid)."""
+    problems = []
+    if not isinstance(declaration, dict):
+        return ['the declaration must be a mapping, got %s' % type(declaration).__name__]
+    cuda = declaration.get('cuda') or {}
+    cuda_version = str(cuda.get('version', ''))
+    if not re.match(r'^[0-9]+\.[0-9]+$', cuda_version):
+        problems.append('cuda.version "%s" must be MAJOR.MINOR, e.g. 13.0' % cuda_version)
+        return problems
+    if cuda_version != SUPPORTED_CUDA and not str(declaration.get('cuda_version_override_reason') or '').strip():
+        problems.append('cuda.version %s is refused. %s To use another version anyway, set cuda_version_override_reason '
+                        'to the reason (it is recorded in the bill of materials).' % (cuda_version, WHY_CUDA_13_0))
+    for key in ('package', 'package_version', 'driver_minimum'):
+        if not cuda.get(key):
+            problems.append('cuda.%s is missing' % key)
+    if cuda.get('package') and cuda_version and cuda['package'] != 'cuda-toolkit-%s' % cuda_version.replace('.', '-'):
+        problems.append('cuda.package "%s" does not match cuda.version %s (expected cuda-toolkit-%s; never the "cuda" or '
+                        '"cuda-drivers" metapackages, they pull a driver into the container)'
+                        % (cuda['package'], cuda_version, cuda_version.replace('.', '-')))
+    if cuda.get('package_version') and not str(cuda['package_version']).startswith(cuda_version + '.'):
+        problems.append('cuda.package_version "%s" is not a %s release' % (cuda['package_version'], cuda_version))
+    tag = cuda_tag(cuda_version)
+
+    upstreams = declaration.get('upstreams') or {}
+    for name, upstream in upstreams.items():
+        if not isinstance(upstream, dict) or not upstream.get('url') or not upstream.get('mirror_path'):
+            problems.append('upstream %s needs "url" and "mirror_path"' % name)
+
+    layers = declaration.get('layers') or []
+    names = [layer.get('name') for layer in layers if isinstance(layer, dict)]
+    if names != list(LAYER_ORDER):
+        problems.append('layers must be, in this order, %s; got %s' % (' -> '.join(LAYER_ORDER), ' -> '.join(map(str, names)) or 'none'))
+    packages = {}
+    for layer in layers:
+        if not isinstance(layer, dict):
+            continue
+        if not layer.get('packages'):
+            problems.append('layer %s has no packages' % layer.get('name'))
+        for pkg in layer.get('packages') or []:
+            problems.extend(_package_problems(layer.get('name'), pkg, tag, upstreams))
+            packages[pkg.get('name')] = pkg
+    if problems:
+        return problems
+
+    torch = packages.get('torch')
+    if torch is None:
+        problems.append('layer torch must declare the package torch')
+    elif not str(torch['version']).endswith('+' + tag):
+        problems.append('torch %s does not carry the CUDA tag +%s of the declared toolkit' % (torch['version'], tag))
+
+    trio = [packages.get(name) for name in FLASHINFER_TRIO]
+    if None in trio:
+        problems.append('layer flashinfer must declare %s together (their versions move in lock-step)' % ', '.join(FLASHINFER_TRIO))
+    else:
+        bases = set(version_base(pkg['version']) for pkg in trio)
+        if len(bases) != 1:
+            problems.append('flashinfer-python, flashinfer-cubin and flashinfer-jit-cache must share one version '
+                            '(flashinfer refuses a cubin of another version at import); got %s'
+                            % ', '.join('%s %s' % (pkg['name'], pkg['version']) for pkg in trio))
+        if not str(packages['flashinfer-jit-cache']['version']).endswith('+' + tag):
+            problems.append('flashinfer-jit-cache %s must be the +%s build' % (packages['flashinfer-jit-cache']['version'], tag))
+
+    kernel = packages.get('sgl-kernel')
+    if kernel is None:
+        problems.append('layer sgl_kernel must declare the package sgl-kernel')
+    else:
+        if kernel['source'] != 'url':
+            problems.append('sgl-kernel must come from a prebuilt wheel URL (source: url): an index may offer an sdist or a wheel '
+                            'built for another CUDA')
+        if not str(kernel['version']).endswith('+' + tag) or ('+' + tag) not in str(kernel.get('file_path', '')).replace('%2B', '+'):
+            problems.append('sgl-kernel %s (%s) is not the +%s build; the default PyPI wheel is built for CUDA 12 and torch 2.9.1'
+                            % (kernel['version'], kernel.get('file_path'), tag))
+    if 'sglang' not in packages:
+        problems.append('layer sglang must declare the package sglang')
+    return problems
+
+
+def _join(*parts):
+    return '/'.join(str(part).strip('/') for part in parts if part not in (None, ''))
+
+
+def declaration_digest(declaration):
+    """A stable digest of what gets installed (not of comments or of where it is fetched from)."""
+    material = {
+        'cuda': {k: declaration['cuda'].get(k) for k in ('version', 'package', 'package_version')},
+        'python': declaration.get('python'),
+        'layers': [
+            {'name': layer['name'],
+             'packages': [{k: pkg.get(k) for k in ('name', 'version', 'sha256')} for pkg in layer['packages']]}
+            for layer in declaration['layers']
+        ],
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode('utf-8')).hexdigest()
+
+
+def resolve(declaration, mirror_url=None):
+    """Validate and return the resolved declaration every role reads.
+
+    Adds: ``id`` (name plus a digest of the content), ``cuda_tag``, per package ``index_url`` or
+    ``url`` (on the mirror when ``mirror_url`` is given), ``pip_requirement`` (name==version),
+    ``layer``, ``order``; ``packages`` (flat, in install order); ``disk_mb`` (sum of the layers'
+    estimates and the toolkit's); ``cuda.apt_repo_base_url``.
+    """
+    problems = validate(declaration)
+    if problems:
+        raise StackDeclarationError(problems)
+    resolved = copy.deepcopy(declaration)
+    mirror = str(mirror_url).rstrip('/') if mirror_url else None
+
+    def base(upstream_name):
+        upstream = resolved['upstreams'][upstream_name]
+        return _join(mirror, upstream['mirror_path']) if mirror else str(upstream['url']).rstrip('/')
+
+    digest = declaration_digest(resolved)
+    resolved['digest'] = digest
+    resolved['id'] = '%s-%s' % (resolved.get('name') or 'stack', digest[:12])
+    resolved['cuda_tag'] = cuda_tag(resolved['cuda']['version'])
+    resolved['mirror_url'] = mirror
+    resolved['cuda']['apt_repo_base_url'] = base(resolved['cuda'].get('upstream', 'nvidia_cuda'))
+    flat = []
+    order = 0
+    disk_mb = int(resolved['cuda'].get('disk_mb') or 0)
+    for layer in resolved['layers']:
+        disk_mb += int(layer.get('disk_mb') or 0)
+        for pkg in layer['packages']:
+            order += 1
+            pkg['layer'] = layer['name']
+            pkg['order'] = order
+            pkg['pip_requirement'] = '%s==%s' % (pkg['name'], pkg['version'])
+            pkg.setdefault('sha256', None)
+            pkg.setdefault('sha256_policy', 'pinned')
+            if pkg['source'] == 'index':
+                pkg['index_url'] = _join(base(pkg['upstream']), pkg['index_path'])
+                pkg['url'] = None
+            else:
+                pkg['index_url'] = None
+                pkg['url'] = _join(base(pkg['upstream']), pkg['file_path'])
+            flat.append(pkg)
+    resolved['packages'] = flat
+    resolved['disk_mb'] = disk_mb
+    return resolved

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Set up everything the controller needs, from a fresh clone, idempotently:
+#   - Debian packages for the test bed (debootstrap, apt repo tools, gpg),
+#   - the pinned controller virtualenv in .venv (requirements/controller.txt),
+#   - the collection visible to Ansible as gpuops.sglang_stack (build/collections),
+#   - the offline pip bootstrap ansible-test --venv needs (its get-pip download is unreachable here).
+# Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+need_apt=()
+for pkg in debootstrap dpkg-dev apt-utils gnupg; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need_apt+=("$pkg")
+done
+if [ -f tests/testbed/apt-requirements.txt ]; then
+  while read -r pkg; do
+    case "$pkg" in ''|'#'*) continue ;; esac
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need_apt+=("$pkg")
+  done < tests/testbed/apt-requirements.txt
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+python=${CONTROLLER_PYTHON:-python3.11}
+command -v "$python" >/dev/null || python=python3
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements/controller.txt | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: controller virtualenv (.venv) from requirements/controller.txt"
+  rm -rf .venv
+  "$python" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -U 'pip==25.3'
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements/controller.txt
+  echo "$want" >"$stamp"
+fi
+
+# Ansible finds the collection through this path (ansible.cfg: collections_path).
+mkdir -p build/collections/ansible_collections/gpuops
+ln -sfn "$root" build/collections/ansible_collections/gpuops/sglang_stack
+
+# ansible-test --venv downloads a get-pip script from a host that is unreachable here; it runs the
+# cached file instead when present. This stand-in runs pip from the PyPI pip wheel of the version
+# ansible-test asks for (read from ansible-test itself, so a core upgrade keeps working).
+pipver=$(.venv/bin/python - <<'PY'
+import re, ansible_test, os
+src = open(os.path.join(os.path.dirname(ansible_test.__file__), '_internal', 'python_requirements.py')).read()
+print(re.search(r"pip='([0-9.]+)'", src).group(1))
+PY
+)
+cache="${HOME}/.ansible/test/cache"
+shim="$cache/get_pip_${pipver//./_}.py"
+if [ ! -f "$shim" ] || ! ls "$cache"/pip-"$pipver"-py3-none-any.whl >/dev/null 2>&1; then
+  echo "setup: offline get-pip bootstrap for ansible-test (pip $pipver)"
+  mkdir -p "$cache"
+  .venv/bin/pip download -q --disable-pip-version-check --no-deps -d "$cache" "pip==$pipver"
+  cat >"$shim" <<PY
+# Offline stand-in for ansible-test's get-pip download: installs pip from the cached wheel.
+import os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "pip-$pipver-py3-none-any.whl"))
+args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
+from pip._internal.cli.main import main
+sys.exit(main(["install"] + args))
+PY
+fi
+echo "setup: controller ready ($(.venv/bin/ansible --version | head -1))"

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The one test command: sets everything up from a fresh clone and runs every gate.
+#   ansible-lint (production profile), ansible-test sanity and units on the built collection,
+#   galaxy-importer on the built tarball, then the molecule scenarios on the local test bed
+#   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
+# Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
+# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed molecule
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="$root/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$root/build/collections"
+export ANSIBLE_CONFIG="$root/ansible.cfg"
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
+log_dir=build/test-logs
+scenarios=${MOLECULE_SCENARIOS:-$(cd molecule && ls -d */ | tr -d / | grep -v '^resources$' | tr '\n' ' ')}
+version=$(awk '/^version:/{print $2}' galaxy.yml)
+tarball="build/dist/gpuops-sglang_stack-$version.tar.gz"
+
+passed=0; failed=0; results=()
+stage() {  # stage NAME COMMAND... : run, time, log; never stops the run
+  local name=$1; shift
+  local start end rc
+  start=$(date +%s)
+  echo "=== $name: $*"
+  "$@" > >(tee "$log_dir/$name.log") 2>&1
+  rc=$?
+  end=$(date +%s)
+  if [ $rc -eq 0 ]; then passed=$((passed + 1)); results+=("PASS $name $((end - start))s")
+  else failed=$((failed + 1)); results+=("FAIL $name $((end - start))s (rc $rc, log $log_dir/$name.log)"); fi
+  echo "=== $name: rc $rc in $((end - start))s"
+}
+
+lint() { ansible-lint --profile production; }
+
+build() {
+  rm -rf build/dist && mkdir -p build/dist
+  ansible-galaxy collection build --force --output-path build/dist .
+}
+
+# ansible-test wants the collection at .../ansible_collections/<ns>/<name>; test what ships: the
+# built tarball (plus tests/, which the tarball carries), not the working tree.
+sanity_tree() {
+  # Outside the git checkout: inside it, ansible-test would list files with git and see none.
+  local top=${TMPDIR:-/tmp}/gpuops-sglang_stack-ansible-test
+  local tree=$top/ansible_collections/gpuops/sglang_stack
+  rm -rf "$top" && mkdir -p "$tree"
+  tar -xzf "$root/$tarball" -C "$tree"
+  echo "$tree"
+}
+sanity() {
+  local tree; tree=$(sanity_tree) || return 1
+  (cd "$tree" && ansible-test sanity --venv --python 3.11 --color no)
+}
+units() {
+  local tree; tree=$(sanity_tree) || return 1
+  (cd "$tree" && ansible-test units --venv --python 3.11 --color no)
+}
+
+importer() {
+  GALAXY_IMPORTER_CONFIG="$root/tests/galaxy-importer.cfg" python -m galaxy_importer.main "$tarball" >build/importer.log 2>&1
+  local rc=$?
+  cat build/importer.log
+  [ $rc -eq 0 ] || return $rc
+  # Warnings count as failures too: the importer logs lint findings as WARNING and still exits 0.
+  if grep -E '^(WARNING|ERROR)' build/importer.log; then echo "galaxy-importer reported the lines above"; return 1; fi
+}
+
+testbed() {
+  tests/testbed/build_base_images.sh &&
+  python3 tests/testbed/mirror/build_mirror.py --out build/mirror &&
+  tests/testbed/mirror/serve.sh start
+}
+
+molecule_all() {
+  local rc=0 s
+  for s in $scenarios; do
+    echo "--- molecule test -s $s"
+    molecule test -s "$s" || { rc=1; echo "--- molecule scenario $s FAILED"; }
+  done
+  return $rc
+}
+
+mkdir -p build
+echo "=== setup"
+setup_start=$(date +%s)
+scripts/setup-controller.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+mkdir -p "$log_dir"
+results+=("PASS setup $(( $(date +%s) - setup_start ))s")
+
+wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed molecule)
+for s in "${wanted[@]}"; do
+  case $s in
+    lint) stage lint lint ;;
+    build) stage build build ;;
+    sanity) stage sanity sanity ;;
+    units) stage units units ;;
+    importer) stage importer importer ;;
+    testbed) stage testbed testbed ;;
+    molecule) stage molecule molecule_all ;;
+    *) echo "unknown stage $s"; failed=$((failed + 1)) ;;
+  esac
+done
+[ -x tests/testbed/mirror/serve.sh ] && [ -z "${KEEP_TESTBED:-}" ] && tests/testbed/mirror/serve.sh stop >/dev/null 2>&1
+
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_declaration as sd
+
+DEFAULTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'stack_declaration', 'defaults', 'main.yml')
+
+
+@pytest.fixture
+def decl():
+    """The shipped declaration, as the role assembles it."""
+    with open(DEFAULTS) as f:
+        defaults = yaml.safe_load(f)
+    return {key[len('stack_declaration_'):]: value for key, value in defaults.items()}
+
+
+def pkg(declaration, name):
+    for layer in declaration['layers']:
+        for item in layer['packages']:
+            if item['name'] == name:
+                return item
+    raise KeyError(name)
+
+
+def test_shipped_declaration_is_valid(decl):
+    assert sd.validate(decl) == []
+
+
+def test_resolve_upstream_urls(decl):
+    resolved = sd.resolve(decl)
+    names = [p['name'] for p in resolved['packages']]
+    assert names == ['torch', 'flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache', 'sgl-kernel', 'sglang']
+    assert [p['order'] for p in resolved['packages']] == [1, 2, 3, 4, 5, 6]
+    assert pkg(resolved, 'torch')['index_url'] == 'https://download.pytorch.org/whl/nightly/cu130'
+    assert pkg(resolved, 'flashinfer-jit-cache')['index_url'] == 'https://flashinfer.ai/whl/cu130'
+    assert pkg(resolved, 'sgl-kernel')['url'] == (
+        'https://github.com/sgl-project/whl/releases/download/v0.3.21/sgl_kernel-0.3.21%2Bcu130-cp312-abi3-manylinux2014_x86_64.whl')
+    assert pkg(resolved, 'sglang')['pip_requirement'] == 'sglang==0.5.9'
+    assert resolved['cuda']['apt_repo_base_url'] == 'https://developer.download.nvidia.com/compute/cuda'
+    assert resolved['cuda_tag'] == 'cu130'
+    assert resolved['disk_mb'] == 6500 + 7000 + 3500 + 1600 + 1200
+    assert resolved['id'].startswith('cu130-sglang-0.5.9-') and len(resolved['id']) == len('cu130-sglang-0.5.9-') + 12
+
+
+def test_resolve_on_mirror_keeps_the_upstream_layout(decl):
+    resolved = sd.resolve(decl, mirror_url='http://upstream-mirror:8080/')
+    assert pkg(resolved, 'torch')['index_url'] == 'http://upstream-mirror:8080/pytorch/whl/nightly/cu130'
+    assert pkg(resolved, 'flashinfer-python')['index_url'] == 'http://upstream-mirror:8080/pypi/simple'
+    assert pkg(resolved, 'sgl-kernel')['url'].startswith('http://upstream-mirror:8080/sgl-whl/releases/download/v0.3.21/')
+    assert resolved['cuda']['apt_repo_base_url'] == 'http://upstream-mirror:8080/nvidia/cuda'
+
+
+def test_id_depends_on_content_not_on_sources(decl):
+    upstream = sd.resolve(decl)
+    mirrored = sd.resolve(decl, mirror_url='http://upstream-mirror:8080')
+    assert upstream['id'] == mirrored['id']
+    changed = copy.deepcopy(decl)
+    pkg(changed, 'sglang')['version'] = '0.5.10'
+    pkg(changed, 'sglang')['filename'] = 'sglang-0.5.10-py3-none-any.whl'
+    assert sd.resolve(changed)['id'] != upstream['id']
+
+
+def problems_after(decl, mutate):
+    changed = copy.deepcopy(decl)
+    mutate(changed)
+    return sd.validate(changed)
+
+
+def test_cuda_13_1_refused_with_reason(decl):
+    def to_13_1(d):
+        d['cuda'].update(version='13.1', package='cuda-toolkit-13-1', package_version='13.1.0-1')
+    problems = problems_after(decl, to_13_1)
+    assert any('cuda.version 13.1 is refused' in p and '590.44.01' in p and 'cu130' in p for p in problems)
+
+
+def test_cuda_override_needs_a_reason_then_tags_must_follow(decl):
+    def to_13_1_with_reason(d):
+        d['cuda'].update(version='13.1', package='cuda-toolkit-13-1', package_version='13.1.0-1')
+        d['cuda_version_override_reason'] = 'lab host with a 590 driver'
+    problems = problems_after(decl, to_13_1_with_reason)
+    assert not any('is refused' in p for p in problems)
+    # The cu130 wheels no longer match the toolkit: every tagged package is named.
+    assert any('torch' in p and '+cu131' in p for p in problems)
+    assert any('sgl-kernel' in p and '+cu131' in p for p in problems)
+
+
+def test_driver_metapackage_refused(decl):
+    problems = problems_after(decl, lambda d: d['cuda'].update(package='cuda-13-0'))
+    assert any('cuda.package "cuda-13-0"' in p and 'driver' in p for p in problems)
+
+
+def test_layer_order_enforced(decl):
+    def swap(d):
+        d['layers'][1], d['layers'][2] = d['layers'][2], d['layers'][1]
+    problems = problems_after(decl, swap)
+    assert problems == ['layers must be, in this order, torch -> flashinfer -> sgl_kernel -> sglang; '
+                        'got torch -> sgl_kernel -> flashinfer -> sglang']
+
+
+def test_version_ranges_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(version='>=0.5.9'))
+    assert problems == ['layer sglang, package sglang: version ">=0.5.9" is not an exact version (no ranges or operators; pin what was reviewed)']
+
+
+def test_flashinfer_trio_lock_step(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'flashinfer-cubin').update(version='0.6.3'))
+    assert len(problems) == 1
+    assert 'must share one version' in problems[0] and 'flashinfer-cubin 0.6.3' in problems[0]
+
+
+def test_flashinfer_trio_incomplete(decl):
+    def drop_cubin(d):
+        d['layers'][1]['packages'] = [p for p in d['layers'][1]['packages'] if p['name'] != 'flashinfer-cubin']
+    problems = problems_after(decl, drop_cubin)
+    assert any('flashinfer-python, flashinfer-cubin, flashinfer-jit-cache together' in p for p in problems)
+
+
+def test_sgl_kernel_sdist_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel').update(file_path='releases/download/v0.3.21/sgl_kernel-0.3.21.tar.gz'))
+    assert any('is a source distribution' in p for p in problems)
+
+
+def test_sgl_kernel_from_index_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel').update(source='index', index_path='simple', upstream='pypi'))
+    assert any('sgl-kernel must come from a prebuilt wheel URL' in p for p in problems)
+
+
+def test_sgl_kernel_default_cuda12_wheel_refused(decl):
+    def pypi_wheel(d):
+        pkg(d, 'sgl-kernel').update(version='0.3.21', cuda_tagged=False,
+                                    file_path='releases/download/v0.3.21/sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl')
+    problems = problems_after(decl, pypi_wheel)
+    assert any('is not the +cu130 build' in p for p in problems)
+
+
+def test_torch_tag_must_match_toolkit(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'torch').update(version='2.11.0.dev20251231+cu128'))
+    assert any('torch' in p and 'must carry the CUDA tag +cu130' in p for p in problems)
+
+
+def test_sha256_must_be_pinned_or_declared_unknown(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(sha256=None))
+    assert any('sglang' in p and 'record_on_first_fetch' in p for p in problems)
+    problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(sha256='ABC'))
+    assert any('is not 64 lower-case hex digits' in p for p in problems)
+
+
+def test_resolve_raises_with_every_problem(decl):
+    broken = copy.deepcopy(decl)
+    pkg(broken, 'sglang')['version'] = '0.5.*'
+    pkg(broken, 'torch')['upstream'] = 'nowhere'
+    with pytest.raises(sd.StackDeclarationError) as err:
+        sd.resolve(broken)
+    assert len(err.value.problems) == 2
+    assert 'upstream "nowhere" is not declared' in str(err.value)
+
+
+def test_not_a_mapping():
+    assert sd.validate(['torch']) == ['the declaration must be a mapping, got list']
+
+
+def test_cuda_tag():
+    assert sd.cuda_tag('13.0') == 'cu130'
+    assert sd.cuda_tag('12.8') == 'cu128'
