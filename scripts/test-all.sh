@@ -4,7 +4,7 @@
 #   galaxy-importer on the built tarball, then the molecule scenarios on the local test bed
 #   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
-# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed molecule
+# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed molecule
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -72,6 +72,11 @@ testbed() {
   tests/testbed/mirror/serve.sh start
 }
 
+# Tests of the test bed itself (the GPU stand-in, the mirror builder): plain pytest, no ansible-test.
+testbed_units() {
+  python -m pytest -q -p no:cacheprovider molecule/resources tests/testbed
+}
+
 molecule_all() {
   local rc=0 s
   for s in $scenarios; do
@@ -88,7 +93,7 @@ scripts/setup-controller.sh || { echo "setup failed"; echo "0 passed, 1 failed";
 mkdir -p "$log_dir"
 results+=("PASS setup $(( $(date +%s) - setup_start ))s")
 
-wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed molecule)
+wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed molecule)
 for s in "${wanted[@]}"; do
   case $s in
     lint) stage lint lint ;;
@@ -97,6 +102,7 @@ for s in "${wanted[@]}"; do
     units) stage units units ;;
     importer) stage importer importer ;;
     testbed) stage testbed testbed ;;
+    testbed-units) stage testbed-units testbed_units ;;
     molecule) stage molecule molecule_all ;;
     *) echo "unknown stage $s"; failed=$((failed + 1)) ;;
   esac
