@@ -31,7 +31,7 @@ stage() {  # stage NAME COMMAND... : run, time, log; never stops the run
   echo "=== $name: rc $rc in $((end - start))s"
 }
 
-lint() { ansible-lint --profile production; }
+lint() { ansible-lint --profile production && antsibull-changelog lint; }
 
 build() {
   rm -rf build/dist && mkdir -p build/dist
