@@ -108,7 +108,10 @@ for s in "${wanted[@]}"; do
     *) echo "unknown stage $s"; failed=$((failed + 1)) ;;
   esac
 done
-[ -x tests/testbed/mirror/serve.sh ] && [ -z "${KEEP_TESTBED:-}" ] && tests/testbed/mirror/serve.sh stop >/dev/null 2>&1
+# Stop the mirror this run started (KEEP_TESTBED=1 keeps it for a later molecule run by hand).
+if [[ " ${wanted[*]} " == *" testbed "* ]] && [ -z "${KEEP_TESTBED:-}" ]; then
+  tests/testbed/mirror/serve.sh stop >/dev/null 2>&1
+fi
 
 echo
 echo "=== summary"
