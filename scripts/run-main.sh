@@ -12,8 +12,7 @@ export PATH="$root/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$root/build/collec
 tests/testbed/build_base_images.sh
 python3 tests/testbed/mirror/build_mirror.py --out build/mirror
 tests/testbed/mirror/serve.sh start
-molecule create -s default
-molecule prepare -s default --force
-# converge = the upgrade playbook (molecule/default/converge.yml imports gpuops.sglang_stack.upgrade)
+# converge creates and prepares the containers on first use, then runs the upgrade playbook
+# (molecule/default/converge.yml imports gpuops.sglang_stack.upgrade).
 molecule converge -s default
 echo "main job done: the upgrade ran on $(docker ps --filter name=sglang-gpu- --format '{{.Names}}' | tr '\n' ' ')"
