@@ -22,14 +22,13 @@ import sys
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_smi as smi
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import REAL, REAL_CLI, host_section, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, '..', '..'))
 STANDIN_DIR = os.path.join(REPO, 'molecule', 'resources', 'gpu_standin')
 SCRIPT = os.path.join(STANDIN_DIR, 'nvidia-smi')
 PROFILES = os.path.join(STANDIN_DIR, 'profiles')
-REAL = os.path.join(HERE, 'fixtures', 'real', 'h200-ubuntu2404-cuda13')
-REAL_CLI = os.path.join(HERE, 'fixtures', 'real', 'h200-nvidia-smi-cli')
 QUERY_ARGS = ['--query-gpu=index,name,compute_cap,driver_version,memory.total,pci.bus_id', '--format=csv,nounits']
 RTX_NAME = 'NVIDIA RTX PRO 6000 Blackwell Server Edition'
 
@@ -41,14 +40,6 @@ RTX_BUSES = ['00000000:16:00.0', '00000000:38:00.0', '00000000:49:00.0', '000000
              '00000000:98:00.0', '00000000:B8:00.0', '00000000:C8:00.0', '00000000:D9:00.0']
 
 
-def read(*parts):
-    with open(os.path.join(*parts)) as handle:
-        return handle.read()
-
-
-def host_section(name):
-    body = read(REAL, 'host.txt').split('== %s\n' % name, 1)[1]
-    return body.split('\n== ', 1)[0] + '\n'
 
 
 def load_profile(name):

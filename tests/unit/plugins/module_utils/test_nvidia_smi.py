@@ -7,27 +7,13 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_smi as smi
-
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
-REAL = os.path.join(FIXTURES, 'real', 'h200-ubuntu2404-cuda13')
-PUBLIC = os.path.join(FIXTURES, 'public', 'nvidia-smi')
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, REAL_CLI, host_section, read
 
 
-def read(*parts):
-    with open(os.path.join(*parts)) as handle:
-        return handle.read()
 
-
-def host_section(name):
-    """A section of the real host.txt ('== name' up to the next '== ')."""
-    text = read(REAL, 'host.txt')
-    body = text.split('== %s\n' % name, 1)[1]
-    return body.split('\n== ', 1)[0] + '\n'
 
 
 H200_TABLE = host_section('nvidia-smi')
@@ -518,7 +504,6 @@ def test_gather_table_fills_when_query_fails():
 
 # --- The real 580.159.04 command line (fixtures/real/h200-nvidia-smi-cli) ------------------------
 
-REAL_CLI = os.path.join(FIXTURES, 'real', 'h200-nvidia-smi-cli')
 
 
 def cli_block(filename, command):

@@ -17,20 +17,10 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe
 from ansible_collections.gpuops.sglang_stack.plugins.modules import gpu_facts
-
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
-REAL = os.path.join(FIXTURES, 'real', 'h200-ubuntu2404-cuda13')
-PUBLIC = os.path.join(FIXTURES, 'public', 'nvidia-smi')
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, host_section, read
 
 
-def read(*parts):
-    with open(os.path.join(*parts)) as handle:
-        return handle.read()
 
-
-def host_section(name):
-    body = read(REAL, 'host.txt').split('== %s\n' % name, 1)[1]
-    return body.split('\n== ', 1)[0] + '\n'
 
 
 H200_TABLE = host_section('nvidia-smi')
