@@ -6,14 +6,15 @@
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
 # Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed molecule
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 export PATH="$root/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="$root/build/collections"
 export ANSIBLE_CONFIG="$root/ansible.cfg"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
 log_dir=build/test-logs
-scenarios=${MOLECULE_SCENARIOS:-$(cd molecule && ls -d */ | tr -d / | grep -v '^resources$' | tr '\n' ' ')}
+# Every folder of molecule/ with a molecule.yml is a scenario (resources/ holds what they share).
+scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do basename "$(dirname "$f")"; done | tr '\n' ' ')}
 version=$(awk '/^version:/{print $2}' galaxy.yml)
 tarball="build/dist/gpuops-sglang_stack-$version.tar.gz"
 
@@ -31,7 +32,12 @@ stage() {  # stage NAME COMMAND... : run, time, log; never stops the run
   echo "=== $name: rc $rc in $((end - start))s"
 }
 
-lint() { ansible-lint --profile production && antsibull-changelog lint; }
+# A scratch HOME: ansible-lint also searches ~/.ansible/collections, where an installed older copy
+# of this collection would shadow the working tree.
+lint() {
+  mkdir -p build/lint-home
+  HOME="$root/build/lint-home" ansible-lint --profile production && antsibull-changelog lint
+}
 
 build() {
   rm -rf build/dist && mkdir -p build/dist

@@ -11,8 +11,9 @@ scanner="$here/plugins/module_utils/fatbin.py"
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 libs=("$@")
 if [ ${#libs[@]} -eq 0 ]; then
-  site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null \
-         || ls -d /opt/torch/.venv/lib/python3*/site-packages | head -1)
+  site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null) || {
+    for site in /opt/torch/.venv/lib/python3*/site-packages; do break; done
+  }
   libs=("$site/torch/lib/libtorch_cuda.so" "$site/torch/lib/libc10_cuda.so")
   for f in "$site"/nvidia/*/lib/libcurand.so* "$site"/nvidia/*/lib/libcusparse.so* "$site"/nvidia/*/lib/libnccl.so*; do
     [ -f "$f" ] && libs+=("$f")

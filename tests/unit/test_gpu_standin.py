@@ -40,8 +40,6 @@ RTX_BUSES = ['00000000:16:00.0', '00000000:38:00.0', '00000000:49:00.0', '000000
              '00000000:98:00.0', '00000000:B8:00.0', '00000000:C8:00.0', '00000000:D9:00.0']
 
 
-
-
 def load_profile(name):
     with open(os.path.join(PROFILES, name, 'profile.json')) as handle:
         return json.load(handle)

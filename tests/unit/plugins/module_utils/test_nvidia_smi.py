@@ -13,9 +13,6 @@ from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, REAL_CLI, host_section, read
 
 
-
-
-
 H200_TABLE = host_section('nvidia-smi')
 H200_QUERY = host_section('query')
 H200_QUERY_NOHEADER = host_section('query noheader')
@@ -503,7 +500,6 @@ def test_gather_table_fills_when_query_fails():
 
 
 # --- The real 580.159.04 command line (fixtures/real/h200-nvidia-smi-cli) ------------------------
-
 
 
 def cli_block(filename, command):

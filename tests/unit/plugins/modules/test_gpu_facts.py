@@ -20,9 +20,6 @@ from ansible_collections.gpuops.sglang_stack.plugins.modules import gpu_facts
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, host_section, read
 
 
-
-
-
 H200_TABLE = host_section('nvidia-smi')
 H200_QUERY = host_section('query')
 H200_XML = read(REAL, 'nvidia-smi-q.xml')
