@@ -20,17 +20,13 @@ description:
   - Reads only, except the report file O(dest) when it is given. Does not fail on drift; see RV(drift).
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.sglang_stack.attributes
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
-  platform:
-    description: Target OS/families that can be operated against.
-    support: full
-    platforms: posix
 options:
   site_packages:
     description:

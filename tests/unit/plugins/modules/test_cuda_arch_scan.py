@@ -7,19 +7,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.gpuops.sglang_stack.plugins.modules import cuda_arch_scan
+from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import FIXTURES, REAL
 
-FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 FATBIN = os.path.join(FIXTURES, 'fatbin')
-REAL = os.path.join(FIXTURES, 'real', 'h200-ubuntu2404-cuda13')
 
 
 def fx(name):
@@ -28,11 +25,7 @@ def fx(name):
 
 def run_module(capsys, args):
     """Run the module; returns (failed, result dict)."""
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            cuda_arch_scan.main()
-    result = json.loads(capsys.readouterr().out)
-    return exc.value.code != 0, result
+    return module_runner.run_module(capsys, cuda_arch_scan, args)
 
 
 def snapshot(path):

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import stack_bom
+from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
 
 DECLARED = [
     {'name': 'torch', 'version': '2.11.0.dev20251231+cu130', 'layer': 'torch', 'sha256': None, 'order': 1},
@@ -23,11 +23,7 @@ DECLARED = [
 
 def run_module(capsys, args):
     """Run the module; returns (failed, result dict)."""
-    with patch_module_args(args):
-        with pytest.raises(SystemExit) as exc:
-            stack_bom.main()
-    result = json.loads(capsys.readouterr().out)
-    return exc.value.code != 0, result
+    return module_runner.run_module(capsys, stack_bom, args)
 
 
 @pytest.fixture
