@@ -46,6 +46,8 @@ _SHA256 = re.compile(r'^[0-9a-f]{64}$')
 _SDIST_SUFFIXES = ('.tar.gz', '.zip', '.tar.bz2', '.tgz')
 SHA256_POLICIES = ('pinned', 'record_on_first_fetch')
 SOURCES = ('index', 'url')
+DEPENDENCY_MODES = ('none', 'resolve')
+_REQUIREMENT_NAME = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)')
 
 
 class StackDeclarationError(ValueError):
@@ -54,6 +56,17 @@ class StackDeclarationError(ValueError):
     def __init__(self, problems):
         self.problems = list(problems)
         super(StackDeclarationError, self).__init__('Invalid stack declaration:\n- ' + '\n- '.join(self.problems))
+
+
+def normalize_name(name):
+    """PEP 503 normalised project name: 'flashinfer_python' -> 'flashinfer-python'."""
+    return re.sub(r'[-_.]+', '-', str(name)).lower()
+
+
+def requirement_name(requirement):
+    """'torch==2.9.1' -> 'torch'; 'av; sys_platform == "linux"' -> 'av'; None when unparsable."""
+    match = _REQUIREMENT_NAME.match(str(requirement))
+    return normalize_name(match.group(1)) if match else None
 
 
 def cuda_tag(cuda_version):
@@ -92,6 +105,8 @@ def _package_problems(layer_name, pkg, tag, upstreams):
             problems.append('%s: "%s" is a source distribution; only prebuilt wheels are installed (no build on GPU hosts)' % (where, path))
         elif not path.endswith('.whl'):
             problems.append('%s: "%s" is not a wheel (.whl)' % (where, path))
+    if pkg.get('dependencies', 'none') not in DEPENDENCY_MODES:
+        problems.append('%s: dependencies "%s" must be one of %s' % (where, pkg.get('dependencies'), ', '.join(DEPENDENCY_MODES)))
     policy = pkg.get('sha256_policy', 'pinned')
     sha = pkg.get('sha256')
     if policy not in SHA256_POLICIES:
@@ -181,6 +196,27 @@ def validate(declaration):
                             % (kernel['version'], kernel.get('file_path'), tag))
     if 'sglang' not in packages:
         problems.append('layer sglang must declare the package sglang')
+    problems.extend(_requirement_problems(layers, packages))
+    return problems
+
+
+def _requirement_problems(layers, packages):
+    """A layer's extra requirements must never name a declared package: installing, say, sglang's own
+    torch==2.9.1 pin would replace the torch layer (the very failure the no-deps install avoids)."""
+    problems = []
+    declared = dict((normalize_name(name), name) for name in packages)
+    for layer in layers:
+        requirements = layer.get('requirements') or []
+        if not isinstance(requirements, list):
+            problems.append('layer %s: requirements must be a list of requirement strings' % layer.get('name'))
+            continue
+        for requirement in requirements:
+            name = requirement_name(requirement)
+            if name is None:
+                problems.append('layer %s: requirement "%s" is not a requirement specifier' % (layer.get('name'), requirement))
+            elif name in declared:
+                problems.append('layer %s: requirement "%s" names the declared package %s; it would replace that layer. '
+                                'Drop it: the layer provides %s.' % (layer.get('name'), requirement, declared[name], declared[name]))
     return problems
 
 
@@ -238,6 +274,7 @@ def resolve(declaration, mirror_url=None):
             pkg['pip_requirement'] = '%s==%s' % (pkg['name'], pkg['version'])
             pkg.setdefault('sha256', None)
             pkg.setdefault('sha256_policy', 'pinned')
+            pkg.setdefault('dependencies', 'none')
             if pkg['source'] == 'index':
                 pkg['index_url'] = _join(base(pkg['upstream']), pkg['index_path'])
                 pkg['url'] = None
@@ -245,6 +282,9 @@ def resolve(declaration, mirror_url=None):
                 pkg['index_url'] = None
                 pkg['url'] = _join(base(pkg['upstream']), pkg['file_path'])
             flat.append(pkg)
+        layer.setdefault('requirements', [])
     resolved['packages'] = flat
+    # What no resolver may change once a layer is in: every declared package at its declared version.
+    resolved['constraints'] = [pkg['pip_requirement'] for pkg in flat]
     resolved['disk_mb'] = disk_mb
     return resolved

@@ -10,7 +10,9 @@ and for the PyPI files the stack needs. Paths under the mirror root mimic the re
 path component stands for the host (see README.md beside this file and MANIFEST.json in the output).
 
 Real where reachable: sglang 0.5.9 and flashinfer-python 0.6.4 (PyPI, sha256 checked), the CUDA 13.0
-compiler (nvcc 13.0.88 from PyPI's cuda-toolkit[nvcc] wheels, repackaged as a cuda-toolkit-13-0 deb).
+compiler (nvcc 13.0.88 from PyPI's cuda-toolkit[nvcc] wheels, repackaged as a cuda-toolkit-13-0 deb),
+and a small dependency closure from PyPI (pypi-closure.txt: what `import sglang` needs with --no-deps,
+torch's pure-Python dependencies) for CPython 3.11, 3.12 and 3.13.
 Stand-ins otherwise: torch, sgl-kernel, flashinfer-jit-cache, flashinfer-cubin wheels with the real
 names, versions and metadata shape, a pure-Python body, and real fatbins built by that nvcc.
 
@@ -34,6 +36,7 @@ import inspect
 import io
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -149,6 +152,15 @@ FI_CUBIN = {
     "real_sha256": "6dd03b97ada344ee37b948b0f69977d4df737042a7acd1b296025341d7a7b75b",
 }
 
+# Resolved by pip (nothing pinned by hand) once per Python of the test containers and cached.
+CLOSURE_REQUIREMENTS = HERE / "pypi-closure.txt"
+PYPI_CLOSURE = {
+    # 3.11: Debian 12 test image; 3.12: the real stack; 3.13: Debian 13 test image.
+    "python_versions": ["3.11", "3.12", "3.13"],
+    "implementation": "cp",
+    "platforms": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "any"],
+}
+
 URL_PREFIXES = {
     "nvidia/": "https://developer.download.nvidia.com/compute/",
     "pytorch/": "https://download.pytorch.org/",
@@ -262,6 +274,11 @@ def wheel_name_norm(dist: str) -> str:
     return dist.replace("-", "_").replace(".", "_")
 
 
+def project_name_norm(name: str) -> str:
+    """PEP 503 normalised project name (the pypi/simple/<project>/ folder)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 # --------------------------------------------------------------------------------------------
 # Step 1: downloads (cached)
 # --------------------------------------------------------------------------------------------
@@ -307,6 +324,44 @@ def fetch_real_pypi(cache: Path, stamps: Stamps) -> dict:
                              f"Refusing to publish it. Delete {p} to download again, or update the pin.")
         out[f] = p
     return out
+
+
+def _fetch_closure_for(pyver: str, cache: Path, stamps: Stamps) -> dict:
+    dest = cache / "pypi-closure" / pyver
+    name = f"fetch-pypi-closure-{pyver}"
+    inputs = recipe_hash(PYPI_CLOSURE, pyver, CLOSURE_REQUIREMENTS, _fetch_closure_for)
+    if stamps.fresh(name, inputs, [dest]) and all((dest / f).is_file() for f in stamps.data(name).get("files", {})):
+        log(f"fetch PyPI closure for Python {pyver}: cached")
+        return {f: (dest / f, digest) for f, digest in stamps.data(name)["files"].items()}
+    t0 = time.monotonic()
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    platforms = [a for p in PYPI_CLOSURE["platforms"] for a in ("--platform", p)]
+    run([sys.executable, "-m", "pip", "download", "--isolated", "--only-binary=:all:", "--no-cache-dir",
+         "--python-version", pyver, "--implementation", PYPI_CLOSURE["implementation"], *platforms,
+         "-d", dest, "-r", CLOSURE_REQUIREMENTS], env=clean_env())
+    files = {w.name: sha256_file(w) for w in sorted(dest.iterdir()) if w.is_file()}
+    odd = [f for f in files if not f.endswith(".whl")]
+    if odd or not files:
+        raise BuildError(f"pip download for Python {pyver} gave no wheels or non-wheel files: {odd or 'none'} in {dest}")
+    stamps.write(name, inputs, files=files)
+    size = sum((dest / f).stat().st_size for f in files)
+    log(f"fetch PyPI closure for Python {pyver}: {len(files)} wheels, {size / 1e6:.1f} MB in {time.monotonic() - t0:.1f}s")
+    return {f: (dest / f, digest) for f, digest in files.items()}
+
+
+def fetch_pypi_closure(cache: Path, stamps: Stamps) -> dict:
+    """pip download pypi-closure.txt (with dependencies) for each Python; return {wheel file name: (path, sha256)}."""
+    with ThreadPoolExecutor(max_workers=len(PYPI_CLOSURE["python_versions"])) as pool:
+        per_py = list(pool.map(lambda v: _fetch_closure_for(v, cache, stamps), PYPI_CLOSURE["python_versions"]))
+    out: dict = {}
+    for files in per_py:
+        for f, (p, digest) in files.items():
+            # A pure-Python wheel is downloaded once per Python: the same file, so keep one copy.
+            if f in out and out[f][1] != digest:
+                raise BuildError(f"{f} differs between {out[f][0]} and {p}; delete {cache / 'pypi-closure'} to download again")
+            out.setdefault(f, (p, digest))
+    return dict(sorted(out.items()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1025,6 +1080,7 @@ def main(argv: list | None = None) -> int:
 
     nvcc_wheels = fetch_nvcc(cache, stamps)
     real = fetch_real_pypi(cache, stamps)
+    closure = fetch_pypi_closure(cache, stamps)
     deb, nvcc = build_cuda_deb(nvcc_wheels, work, stamps)
     deb_sha = stamps.data("cuda-deb")["sha256"]
     try:
@@ -1052,7 +1108,7 @@ def main(argv: list | None = None) -> int:
             stale.unlink()
 
     linked, generated, manifest = {}, {}, []
-    sha_cache: dict = {}
+    sha_cache: dict = dict(closure.values())
 
     def digest(p: Path) -> str:
         if p not in sha_cache:
@@ -1120,23 +1176,34 @@ def main(argv: list | None = None) -> int:
         "sgl-kernel", [(f"../../releases/download/{SGL_KERNEL['release']}/", w, digest(w)) for w in sgl_wheels])
     generated["sgl-whl/cu130/index.html"] = root_page("Simple index", ["sgl-kernel"])
 
-    # PyPI: the real wheels and the flashinfer-cubin stand-in
-    pypi = {}
+    # PyPI: the real wheels, the flashinfer-cubin stand-in and the dependency closure
+    pypi: dict = {}
     for r in REAL_PYPI:
         p = real[r["file"]]
         add(f"pypi/packages/{p.name}", p, {
             "kind": "real", "name": r["project"], "version": r["version"],
             "upstream_url": f"https://pypi.org/project/{r['project']}/{r['version']}/#files",
             "source": "PyPI, pip download --isolated --no-deps; sha256 checked against stack-facts.md"})
-        pypi[r["project"]] = [p]
+        pypi.setdefault(r["project"], {})[p.name] = p
     add(f"pypi/packages/{fi_cubin.name}", fi_cubin, {
         "kind": "standin", "name": "flashinfer-cubin", "version": FI_CUBIN["version"],
         "stands_in_for": {"what": f"PyPI {FI_CUBIN['real_file']} (245.7 MB)", "url": FI_CUBIN["url"],
                           "real_sha256": FI_CUBIN["real_sha256"]},
         "cuda_targets": {"flashinfer_cubin/cubins/standin/standin_scale_sm120.cubin": so["flashinfer_cubin_sm120"]["targets"]}})
-    pypi["flashinfer-cubin"] = [fi_cubin]
+    pypi.setdefault("flashinfer-cubin", {})[fi_cubin.name] = fi_cubin
+    for f, (p, _digest) in closure.items():
+        rel = f"pypi/packages/{f}"
+        if rel in linked:
+            continue
+        project, version = project_name_norm(f.split("-")[0]), f.split("-")[1]
+        add(rel, p, {
+            "kind": "real", "name": project, "version": version,
+            "upstream_url": f"https://pypi.org/project/{project}/{version}/",
+            "source": "pip download (dependency closure for the test containers)"})
+        pypi.setdefault(project, {})[f] = p
     for project, files in pypi.items():
-        generated[f"pypi/simple/{project}/index.html"] = simple_page(project, [("../../packages/", f, digest(f)) for f in files])
+        generated[f"pypi/simple/{project}/index.html"] = simple_page(
+            project, [("../../packages/", f, digest(f)) for f in files.values()])
     generated["pypi/simple/index.html"] = root_page("Simple index", list(pypi))
 
     doc = {

@@ -172,3 +172,43 @@ def test_not_a_mapping():
 def test_cuda_tag():
     assert sd.cuda_tag('13.0') == 'cu130'
     assert sd.cuda_tag('12.8') == 'cu128'
+
+
+def test_sglang_requirements_exclude_the_layers(decl):
+    requirements = decl['layers'][3]['requirements']
+    names = set(sd.requirement_name(r) for r in requirements)
+    assert {'torch', 'flashinfer-python', 'flashinfer-cubin', 'sgl-kernel', 'cuda-python', 'torchvision'}.isdisjoint(names)
+    assert 'transformers' in names and 'xgrammar' in names
+
+
+def test_unguarded_sglang_requirements_refused(decl):
+    """Without the guard, sglang's own pins go back in and would replace the torch and flashinfer layers."""
+    def unguarded(d):
+        d['layers'][3]['requirements'] = d['layers'][3]['requirements'] + ['torch==2.9.1', 'flashinfer_python==0.6.3']
+    problems = problems_after(decl, unguarded)
+    assert problems == [
+        'layer sglang: requirement "torch==2.9.1" names the declared package torch; it would replace that layer. '
+        'Drop it: the layer provides torch.',
+        'layer sglang: requirement "flashinfer_python==0.6.3" names the declared package flashinfer-python; it would replace '
+        'that layer. Drop it: the layer provides flashinfer-python.',
+    ]
+
+
+def test_constraints_pin_every_declared_package(decl):
+    resolved = sd.resolve(decl)
+    assert resolved['constraints'] == [
+        'torch==2.11.0.dev20251231+cu130', 'flashinfer-python==0.6.4', 'flashinfer-cubin==0.6.4',
+        'flashinfer-jit-cache==0.6.4+cu130', 'sgl-kernel==0.3.21+cu130', 'sglang==0.5.9']
+    assert pkg(resolved, 'torch')['dependencies'] == 'resolve'
+    assert pkg(resolved, 'sgl-kernel')['dependencies'] == 'none'
+
+
+def test_requirement_name():
+    assert sd.requirement_name('av; sys_platform == "linux"') == 'av'
+    assert sd.requirement_name('Flashinfer_Python==0.6.3') == 'flashinfer-python'
+    assert sd.requirement_name('apache-tvm-ffi<0.2,>=0.1.5') == 'apache-tvm-ffi'
+
+
+def test_dependencies_mode_checked(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'torch').update(dependencies='all'))
+    assert problems == ['layer torch, package torch: dependencies "all" must be one of none, resolve']
