@@ -40,3 +40,59 @@ def test_old_toolkit_untouched(host):
     assert marker["cuda"]["version"] == "12.8.1"
     # The cuda alternative is off by default: /usr/local/cuda is not created or moved.
     assert not host.file("/usr/local/cuda").exists
+
+
+def stack_dir(host):
+    current = host.file("/opt/sglang/current")
+    assert current.is_symlink
+    return current.linked_to
+
+
+def test_current_links_the_new_stack(host):
+    stack = stack_dir(host)
+    assert stack.startswith("/opt/sglang/stacks/cu130-sglang-0.5.9-")
+    assert host.file(stack + "/venv/bin/python").exists
+    assert not host.file("/opt/sglang/previous").exists  # first switch on this host: nothing served before
+
+
+def test_bill_of_materials_matches_the_declaration(host):
+    bom = json.loads(host.file(stack_dir(host) + "/bom.json").content_string)
+    assert bom["drift"] is False
+    got = {item["name"]: (item["installed"], item["status"]) for item in bom["items"]}
+    assert got["torch"] == ("2.11.0.dev20251231+cu130", "ok")
+    assert got["torch.version.cuda"] == ("13.0", "ok")
+    assert got["flashinfer-python"] == ("0.6.4", "ok")
+    assert got["flashinfer-cubin"] == ("0.6.4", "ok")
+    assert got["flashinfer-jit-cache"] == ("0.6.4+cu130", "ok")
+    assert got["sgl-kernel"] == ("0.3.21+cu130", "ok")
+    assert got["sglang"] == ("0.5.9", "ok")
+
+
+def test_every_layer_verified_for_sm120(host):
+    report = json.loads(host.file(stack_dir(host) + "/verify.json").content_string)
+    layers = {layer["layer"]: layer for layer in report["extra"]["layers"]}
+    for name in ("gpus", "nvcc", "torch", "sgl_kernel", "flashinfer_jit_cache", "flashinfer_cubin"):
+        assert layers[name]["ok"], (name, layers[name])
+
+
+def test_stack_imports_with_its_own_interpreter(host):
+    python = stack_dir(host) + "/venv/bin/python"
+    out = host.check_output(python + " -c 'import torch, sgl_kernel, sglang; print(torch.__version__, torch.version.cuda, sglang.__version__)'")
+    assert out.split() == ["2.11.0.dev20251231+cu130", "13.0", "0.5.9"]
+
+
+def test_first_fetch_hash_recorded(host):
+    wheelhouse = stack_dir(host) + "/wheelhouse/"
+    recorded = host.file(wheelhouse + "flashinfer_jit_cache-0.6.4+cu130-cp39-abi3-manylinux_2_28_x86_64.whl.sha256").content_string.strip()
+    actual = host.check_output("sha256sum " + wheelhouse + "flashinfer_jit_cache-0.6.4+cu130-cp39-abi3-manylinux_2_28_x86_64.whl").split()[0]
+    assert recorded == actual
+
+
+def test_installing_sglang_without_the_guard_would_break_the_stack(host):
+    """The guard matters: sglang's own pins contradict the declared layers, and a plain install
+    (with its dependencies) would enforce them. pip check shows the pins that --no-deps kept out."""
+    python = stack_dir(host) + "/venv/bin/python"
+    out = host.run(python + " -m pip check").stdout
+    assert "sglang 0.5.9 has requirement torch==2.9.1, but you have torch 2.11.0.dev20251231+cu130." in out
+    assert "sglang 0.5.9 has requirement flashinfer_python==0.6.3, but you have flashinfer-python 0.6.4." in out
+    assert "sglang 0.5.9 has requirement flashinfer_cubin==0.6.3, but you have flashinfer-cubin 0.6.4." in out
