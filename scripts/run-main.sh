@@ -13,6 +13,6 @@ tests/testbed/build_base_images.sh
 python3 tests/testbed/mirror/build_mirror.py --out build/mirror
 tests/testbed/mirror/serve.sh start
 # converge creates and prepares the containers on first use, then runs the upgrade playbook
-# (molecule/default/converge.yml imports gpuops.sglang_stack.upgrade).
+# and the switch playbook (molecule/default/converge.yml imports gpuops.sglang_stack.upgrade and .switch).
 molecule converge -s default
-echo "main job done: the upgrade ran on $(docker ps --filter name=sglang-gpu- --format '{{.Names}}' | tr '\n' ' ')"
+echo "main job done: upgraded and switched $(docker ps --filter name=sglang-gpu- --format '{{.Names}}' | tr '\n' ' ')"
