@@ -197,6 +197,40 @@ def validate(declaration):
     if 'sglang' not in packages:
         problems.append('layer sglang must declare the package sglang')
     problems.extend(_requirement_problems(layers, packages))
+    problems.extend(_python_tag_problems(declaration.get('python') or {}, packages))
+    return problems
+
+
+def _cp_version(tag):
+    """'cp312' -> (3, 12); None for anything else."""
+    match = re.match(r'^cp([0-9])([0-9]+)$', str(tag))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _python_tag_problems(python, packages):
+    """Every wheel must install on the stack's interpreter: a cp312 wheel needs exactly 3.12, a
+    cp312-abi3 wheel (the sgl-kernel cu130 build) needs 3.12 or newer."""
+    problems = []
+    version = str(python.get('version', ''))
+    match = re.match(r'^([0-9]+)\.([0-9]+)$', version)
+    if not match:
+        return ['python.version "%s" must be MAJOR.MINOR, e.g. 3.12' % version]
+    have = (int(match.group(1)), int(match.group(2)))
+    if python.get('tag') != 'cp%d%d' % have:
+        problems.append('python.tag "%s" does not match python.version %s (expected cp%d%d)' % (python.get('tag'), version, have[0], have[1]))
+    for name, pkg in packages.items():
+        filename = str(pkg.get('filename') or pkg.get('file_path') or '').rsplit('/', 1)[-1].replace('%2B', '+')
+        parts = filename[:-len('.whl')].split('-') if filename.endswith('.whl') else []
+        if len(parts) < 5:
+            continue
+        py_tag, abi_tag = parts[-3], parts[-2]
+        need = _cp_version(py_tag)
+        if need is None:
+            continue
+        if abi_tag == 'abi3' and have < need:
+            problems.append('%s: %s needs Python >= %d.%d, the stack interpreter is %s' % (name, filename, need[0], need[1], version))
+        elif abi_tag != 'abi3' and abi_tag != 'none' and have != need:
+            problems.append('%s: %s is built for Python %d.%d only, the stack interpreter is %s' % (name, filename, need[0], need[1], version))
     return problems
 
 

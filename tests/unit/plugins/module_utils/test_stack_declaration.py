@@ -212,3 +212,24 @@ def test_requirement_name():
 def test_dependencies_mode_checked(decl):
     problems = problems_after(decl, lambda d: pkg(d, 'torch').update(dependencies='all'))
     assert problems == ['layer torch, package torch: dependencies "all" must be one of none, resolve']
+
+
+def test_python_3_11_refused_for_the_cp312_wheels(decl):
+    problems = problems_after(decl, lambda d: d.update(python={'version': '3.11', 'tag': 'cp311'}))
+    assert problems == [
+        'torch: torch-2.11.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl is built for Python 3.12 only, '
+        'the stack interpreter is 3.11',
+        'sgl-kernel: sgl_kernel-0.3.21+cu130-cp312-abi3-manylinux2014_x86_64.whl needs Python >= 3.12, the stack interpreter is 3.11',
+    ]
+
+
+def test_abi3_wheel_accepted_on_newer_python(decl):
+    def to_313(d):
+        d['python'] = {'version': '3.13', 'tag': 'cp313'}
+        pkg(d, 'torch')['filename'] = 'torch-2.11.0.dev20251231+cu130-cp313-cp313-manylinux_2_28_x86_64.whl'
+    assert problems_after(decl, to_313) == []
+
+
+def test_python_tag_must_match_version(decl):
+    problems = problems_after(decl, lambda d: d['python'].update(tag='cp311'))
+    assert problems == ['python.tag "cp311" does not match python.version 3.12 (expected cp312)']
