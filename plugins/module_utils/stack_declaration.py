@@ -107,6 +107,8 @@ def _package_problems(layer_name, pkg, tag, upstreams):
             problems.append('%s: "%s" is not a wheel (.whl)' % (where, path))
     if pkg.get('dependencies', 'none') not in DEPENDENCY_MODES:
         problems.append('%s: dependencies "%s" must be one of %s' % (where, pkg.get('dependencies'), ', '.join(DEPENDENCY_MODES)))
+    elif pkg.get('dependencies') == 'resolve' and pkg['source'] != 'index':
+        problems.append('%s: dependencies "resolve" needs source "index" (the requirements are resolved from that index)' % where)
     policy = pkg.get('sha256_policy', 'pinned')
     sha = pkg.get('sha256')
     if policy not in SHA256_POLICIES:

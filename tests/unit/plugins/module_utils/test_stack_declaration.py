@@ -233,3 +233,9 @@ def test_abi3_wheel_accepted_on_newer_python(decl):
 def test_python_tag_must_match_version(decl):
     problems = problems_after(decl, lambda d: d['python'].update(tag='cp311'))
     assert problems == ['python.tag "cp311" does not match python.version 3.12 (expected cp312)']
+
+
+def test_resolving_dependencies_needs_an_index(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel').update(dependencies='resolve'))
+    assert problems == ['layer sgl_kernel, package sgl-kernel: dependencies "resolve" needs source "index" '
+                        '(the requirements are resolved from that index)']
