@@ -96,3 +96,23 @@ def test_installing_sglang_without_the_guard_would_break_the_stack(host):
     assert "sglang 0.5.9 has requirement torch==2.9.1, but you have torch 2.11.0.dev20251231+cu130." in out
     assert "sglang 0.5.9 has requirement flashinfer_python==0.6.3, but you have flashinfer-python 0.6.4." in out
     assert "sglang 0.5.9 has requirement flashinfer_cubin==0.6.3, but you have flashinfer-cubin 0.6.4." in out
+
+
+def test_site_patches_applied_to_the_new_sglang(host):
+    site = stack_dir(host) + "/venv/lib/"
+    site += host.check_output("ls " + site) + "/site-packages"
+    applied = json.loads(host.file(site + "/.gpuops-patches/site-nccl/applied.json").content_string)
+    assert [p["name"] for p in applied["patches"]] == [
+        "0001-custom-allreduce-pcie-opt-in.patch", "0002-torch-symm-mem-guard.patch", "0003-nccl-log-allreduce-path.patch"]
+    car = host.file(site + "/sglang/srt/distributed/device_communicators/custom_all_reduce.py").content_string
+    assert 'SGLANG_CUSTOM_AR_ALLOW_PCIE' in car
+    symm = host.file(site + "/sglang/srt/distributed/device_communicators/torch_symm_mem.py").content_string
+    assert "self.device_capability not in TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES" in symm
+    assert '"torch symmetric memory all-reduce disabled: no size table for "' in symm
+
+
+def test_nccl_environment_written(host):
+    env = host.file(stack_dir(host) + "/nccl.env").content_string
+    assert "NCCL_P2P_LEVEL=SYS\n" in env
+    assert "SGLANG_CUSTOM_AR_ALLOW_PCIE=0\n" in env
+    assert "NCCL_ALGO" not in env  # empty: NCCL chooses

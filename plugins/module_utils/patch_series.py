@@ -1,0 +1,433 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Apply and reverse a series of unified diffs to an installed Python package, all or none.
+
+Stdlib only. No external ``patch`` binary and no fuzz: every hunk must match byte for byte at the line
+its header names. Paths in the diffs are relative to the site-packages directory after stripping one
+leading component (``a/sglang/srt/x.py`` -> ``sglang/srt/x.py``, like ``patch -p1``). Lines starting
+with ``# `` (or anything else) before the first ``---``/``+++`` pair are a free-form header and skipped.
+
+A patch is V(applied) when its reverse applies cleanly, V(applicable) when it applies cleanly, else
+V(conflict) (with the file and the first line that does not match). Originals are kept under
+``<site-packages>/.gpuops-patches/<series>/orig/<relpath>`` and the series is recorded in
+``<site-packages>/.gpuops-patches/<series>/applied.json``.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+
+STATE_APPLIED = 'applied'
+STATE_APPLICABLE = 'applicable'
+STATE_CONFLICT = 'conflict'
+
+STATE_DIR = '.gpuops-patches'
+MANIFEST = 'applied.json'
+
+_HUNK_RE = re.compile(br'^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@')
+_SERIES_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
+
+
+class PatchError(Exception):
+    """A patch or series that cannot be parsed, planned or applied; the message says why."""
+
+
+def sha256_bytes(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def split_lines(data):
+    """Split bytes into lines that keep their b'\\n' (the last one may lack it)."""
+    lines = data.split(b'\n')
+    out = [line + b'\n' for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+class Hunk(object):
+    def __init__(self, old_start, old_len, new_start, new_len):
+        self.old_start = old_start
+        self.old_len = old_len
+        self.new_start = new_start
+        self.new_len = new_len
+        self.old = []
+        self.new = []
+
+
+class FilePatch(object):
+    def __init__(self, old_path, new_path, relpath):
+        self.old_path = old_path
+        self.new_path = new_path
+        self.relpath = relpath
+        self.hunks = []
+
+
+def _header_path(line, prefix):
+    path = line[len(prefix):].rstrip(b'\r\n')
+    path = path.split(b'\t', 1)[0].decode('utf-8')
+    return path
+
+
+def _strip_component(path, patch_name):
+    if path == '/dev/null':
+        raise PatchError('%s: creating or deleting files is not supported' % patch_name)
+    parts = [p for p in path.split('/') if p not in ('', '.')]
+    if path.startswith('/') or len(parts) < 2 or '..' in parts:
+        raise PatchError('%s: unsafe or unexpected path %r (want a/<package>/...)' % (patch_name, path))
+    return '/'.join(parts[1:])
+
+
+def parse_patch(data, name='patch'):
+    """Parse unified diff bytes (or text) into a list of FilePatch; the header before the first --- is skipped."""
+    if not isinstance(data, bytes):
+        data = data.encode('utf-8')
+    lines = split_lines(data)
+    files = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(b'--- ') and i + 1 < len(lines) and lines[i + 1].startswith(b'+++ '):
+            old_path = _header_path(line, b'--- ')
+            new_path = _header_path(lines[i + 1], b'+++ ')
+            relpath = _strip_component(new_path, name)
+            if _strip_component(old_path, name) != relpath:
+                raise PatchError('%s: renames are not supported (%s -> %s)' % (name, old_path, new_path))
+            current = FilePatch(old_path, new_path, relpath)
+            files.append(current)
+            i += 2
+            while i < len(lines) and lines[i].startswith(b'@@'):
+                i = _parse_hunk(lines, i, current, name)
+            if not current.hunks:
+                raise PatchError('%s: no hunks for %s' % (name, relpath))
+            continue
+        if files and line.strip():
+            raise PatchError('%s: unexpected line %d: %r' % (name, i + 1, line.rstrip(b'\n').decode('utf-8', 'replace')))
+        i += 1
+    if not files:
+        raise PatchError('%s: no unified diff found (want ---/+++ headers)' % name)
+    return files
+
+
+def _parse_hunk(lines, i, fpatch, name):
+    match = _HUNK_RE.match(lines[i])
+    if not match:
+        raise PatchError('%s: bad hunk header at line %d' % (name, i + 1))
+    old_len = 1 if match.group(2) is None else int(match.group(2))
+    new_len = 1 if match.group(4) is None else int(match.group(4))
+    hunk = Hunk(int(match.group(1)), old_len, int(match.group(3)), new_len)
+    i += 1
+    last = None
+    while i < len(lines) and (len(hunk.old) < old_len or len(hunk.new) < new_len or lines[i].startswith(b'\\')):
+        line = lines[i]
+        tag, body = line[:1], line[1:]
+        if line == b'\n':  # an empty context line whose leading blank was lost
+            tag, body = b' ', b'\n'
+        if tag == b' ':
+            hunk.old.append(body)
+            hunk.new.append(body)
+        elif tag == b'-':
+            hunk.old.append(body)
+        elif tag == b'+':
+            hunk.new.append(body)
+        elif tag == b'\\':
+            if last in (b' ', b'-') and hunk.old[-1].endswith(b'\n'):
+                hunk.old[-1] = hunk.old[-1][:-1]
+            if last in (b' ', b'+') and hunk.new[-1].endswith(b'\n'):
+                hunk.new[-1] = hunk.new[-1][:-1]
+            i += 1
+            continue
+        else:
+            break
+        last = tag
+        i += 1
+    if len(hunk.old) != old_len or len(hunk.new) != new_len:
+        raise PatchError('%s: hunk @@ -%d,%d +%d,%d @@ of %s has %d old and %d new lines'
+                         % (name, hunk.old_start, old_len, hunk.new_start, new_len, fpatch.relpath,
+                            len(hunk.old), len(hunk.new)))
+    fpatch.hunks.append(hunk)
+    return i
+
+
+def _show(line):
+    return line.rstrip(b'\n').decode('utf-8', 'replace')
+
+
+def apply_hunks(content, fpatch, reverse=False):
+    """Apply (or reverse) a FilePatch to bytes exactly. Returns (new bytes, None) or (None, mismatch dict)."""
+    lines = split_lines(content)
+    out = []
+    cursor = 0
+    for hunk in fpatch.hunks:
+        start, length = (hunk.new_start, hunk.new_len) if reverse else (hunk.old_start, hunk.old_len)
+        want, put = (hunk.new, hunk.old) if reverse else (hunk.old, hunk.new)
+        index = start if length == 0 else start - 1
+        if index < cursor:
+            return None, dict(line=start, expected='(hunks overlap or are out of order)', found='')
+        for offset, expected in enumerate(want):
+            pos = index + offset
+            found = lines[pos] if pos < len(lines) else None
+            if found != expected:
+                return None, dict(line=pos + 1, expected=_show(expected),
+                                  found='(end of file)' if found is None else _show(found))
+        out.extend(lines[cursor:index])
+        out.extend(put)
+        cursor = index + length
+    out.extend(lines[cursor:])
+    return b''.join(out), None
+
+
+def read_patch_file(name, path):
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read()
+    except (IOError, OSError) as exc:
+        raise PatchError('patch %s: cannot read %s: %s' % (name, path, exc))
+    return dict(name=name, path=path, sha256=sha256_bytes(data), files=parse_patch(data, name))
+
+
+def installed_version(site_packages, package):
+    """Return (version, METADATA path) of ``package`` in site_packages, or (None, None)."""
+    want = re.sub(r'[-_.]+', '-', package).lower()
+    for info in sorted(glob.glob(os.path.join(site_packages, '*.dist-info'))):
+        meta = os.path.join(info, 'METADATA')
+        fields = {}
+        try:
+            with open(meta, 'rb') as handle:
+                for raw in handle.read().decode('utf-8', 'replace').splitlines():
+                    if not raw.strip():
+                        break
+                    key, sep, value = raw.partition(':')
+                    if sep and key in ('Name', 'Version'):
+                        fields[key] = value.strip()
+        except (IOError, OSError):
+            continue
+        if re.sub(r'[-_.]+', '-', fields.get('Name', '')).lower() == want:
+            return fields.get('Version'), meta
+    return None, None
+
+
+def check_version(site_packages, package, package_version):
+    version, meta = installed_version(site_packages, package)
+    if version is None:
+        raise PatchError('%s is not installed in %s (no %s-*.dist-info/METADATA); the series was written for %s %s'
+                         % (package, site_packages, package, package, package_version))
+    if version != package_version:
+        raise PatchError('%s %s is installed (%s), but the series was written for %s %s; refusing to patch'
+                         % (package, version, meta, package, package_version))
+    return meta
+
+
+def _read_file(path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def state_dir(site_packages, series):
+    if not _SERIES_RE.match(series or ''):
+        raise PatchError('bad series name %r' % series)
+    return os.path.join(site_packages, STATE_DIR, series)
+
+
+def plan(site_packages, patches, package='sglang', package_version=None, state='present'):
+    """Work out each patch's state and every file's new content, in memory.
+
+    ``patches`` is a list of dicts from read_patch_file. Returns a dict: ``patches`` (name, sha256, files,
+    state, conflict), ``files`` (relpath -> dict(path, current, original, target)), ``conflicts`` and
+    ``label`` (``sglang 0.5.9``). Raises PatchError for a version mismatch.
+    """
+    if package_version is not None:
+        check_version(site_packages, package, package_version)
+        label = '%s %s' % (package, package_version)
+    else:
+        label = package
+    work = {}
+    files = {}
+    for patch in patches:
+        for fpatch in patch['files']:
+            if fpatch.relpath not in work:
+                path = os.path.join(site_packages, *fpatch.relpath.split('/'))
+                content = _read_file(path)
+                files[fpatch.relpath] = dict(path=path, current=content)
+                work[fpatch.relpath] = content
+    report = []
+    conflicts = []
+    order = patches if state == 'present' else list(reversed(patches))
+    for patch in order:
+        forward, backward, mismatch = {}, {}, None
+        for fpatch in patch['files']:
+            content = work[fpatch.relpath]
+            if content is None:
+                mismatch = mismatch or dict(file=fpatch.relpath, line=0, expected='', found='(file does not exist)')
+                continue
+            new, miss = apply_hunks(content, fpatch)
+            if new is not None:
+                forward[fpatch.relpath] = new
+            old = apply_hunks(content, fpatch, reverse=True)[0]
+            if old is not None:
+                backward[fpatch.relpath] = old
+            if new is None and old is None and mismatch is None:
+                mismatch = dict(miss, file=fpatch.relpath)
+        names = [f.relpath for f in patch['files']]
+        entry = dict(name=patch['name'], sha256=patch['sha256'], files=names, conflict=None)
+        if mismatch is None and len(backward) == len(names):
+            entry['state'] = STATE_APPLIED
+            if state != 'present':
+                work.update(backward)
+        elif mismatch is None and len(forward) == len(names):
+            entry['state'] = STATE_APPLICABLE
+            if state == 'present':
+                work.update(forward)
+        else:
+            if mismatch is None:
+                first = [n for n in names if n not in forward][0]
+                mismatch = dict(file=first, line=0, expected='', found='(parts applied, parts not)')
+            entry['state'] = STATE_CONFLICT
+            entry['conflict'] = mismatch
+            conflicts.append('patch %s does not apply to %s: %s line %d: expected %r, found %r'
+                             % (patch['name'], label, mismatch['file'], mismatch['line'], mismatch['expected'],
+                                mismatch['found']))
+        report.append(entry)
+    if state != 'present':
+        report.reverse()
+    for relpath, info in files.items():
+        info['result'] = work[relpath]
+    if not conflicts and state == 'present':
+        # the original of each file: every patch of the series reversed, last first
+        originals = dict((k, v['result']) for k, v in files.items())
+        for patch in reversed(patches):
+            for fpatch in patch['files']:
+                old, miss = apply_hunks(originals[fpatch.relpath], fpatch, reverse=True)
+                if old is None:
+                    raise PatchError('patch %s: cannot compute the original of %s (line %d)'
+                                     % (patch['name'], fpatch.relpath, miss['line']))
+                originals[fpatch.relpath] = old
+        for relpath, info in files.items():
+            info['original'] = originals[relpath]
+    return dict(patches=report, files=files, conflicts=conflicts, label=label)
+
+
+def _atomic_write(path, data, mode_from=None):
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
+        if mode_from and os.path.exists(mode_from):
+            shutil.copymode(mode_from, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def remove_stale_pyc(path):
+    """Remove ``__pycache__/<module>.*.pyc`` next to a .py file; returns the removed paths."""
+    if not path.endswith('.py'):
+        return []
+    module = os.path.basename(path)[:-3]
+    removed = []
+    for pyc in sorted(glob.glob(os.path.join(os.path.dirname(path), '__pycache__', glob.escape(module) + '.*.pyc'))):
+        try:
+            os.unlink(pyc)
+            removed.append(pyc)
+        except OSError:
+            pass
+    return removed
+
+
+def _write_files(changes):
+    """Write (path, data) pairs atomically; on failure restore the ones already written and re-raise."""
+    done = []
+    try:
+        for path, data, before in changes:
+            _atomic_write(path, data, mode_from=path)
+            done.append((path, before))
+    except (IOError, OSError):
+        for path, before in reversed(done):
+            try:
+                _atomic_write(path, before, mode_from=path)
+            except (IOError, OSError):
+                pass
+        raise
+
+
+def manifest_for(site_packages, series, package, package_version, result):
+    files = {}
+    for relpath, info in sorted(result['files'].items()):
+        files[relpath] = dict(original_sha256=sha256_bytes(info['original']),
+                              patched_sha256=sha256_bytes(info['result']))
+    return dict(series=series, package=package, package_version=package_version, site_packages=site_packages,
+                patches=[dict(name=p['name'], sha256=p['sha256'], files=p['files']) for p in result['patches']],
+                files=files)
+
+
+def _dump(manifest):
+    return (json.dumps(manifest, indent=2, sort_keys=True) + '\n').encode('utf-8')
+
+
+def apply_series(site_packages, patches, series, package='sglang', package_version=None, state='present',
+                 check_mode=False):
+    """Make the series present (applied) or absent (reversed), all or none.
+
+    Returns dict(changed, patches, changed_files (list of dict relpath, path, before, after), manifest,
+    removed_pyc). Raises PatchError naming the file, line and package version on a conflict; nothing is
+    written then.
+    """
+    top = state_dir(site_packages, series)
+    manifest_path = os.path.join(top, MANIFEST)
+    result = plan(site_packages, patches, package, package_version, state)
+    if result['conflicts']:
+        error = PatchError('; '.join(result['conflicts']) + '; nothing was changed')
+        error.patches = result['patches']
+        raise error
+    changed_files = []
+    for relpath, info in sorted(result['files'].items()):
+        if info['result'] != info['current']:
+            changed_files.append(dict(relpath=relpath, path=info['path'], before=info['current'],
+                                      after=info['result']))
+    out = dict(changed=False, patches=result['patches'], changed_files=changed_files, removed_pyc=[],
+               manifest=None, manifest_path=manifest_path)
+    old_manifest = _read_file(manifest_path)
+    if state == 'present':
+        manifest = manifest_for(site_packages, series, package, package_version, result)
+        out['manifest'] = manifest
+        backups = []
+        for relpath, info in sorted(result['files'].items()):
+            backup = os.path.join(top, 'orig', *relpath.split('/'))
+            if _read_file(backup) != info['original']:
+                backups.append((backup, info['original']))
+        content = _dump(manifest)
+        out['changed'] = bool(changed_files or backups or old_manifest != content)
+        if check_mode or not out['changed']:
+            return out
+        for backup, data in backups:
+            _atomic_write(backup, data)
+        _write_files([(c['path'], c['after'], c['before']) for c in changed_files])
+        _atomic_write(manifest_path, content)
+    else:
+        out['changed'] = bool(changed_files or os.path.exists(top))
+        if check_mode or not out['changed']:
+            return out
+        _write_files([(c['path'], c['after'], c['before']) for c in changed_files])
+        shutil.rmtree(top)
+        parent = os.path.dirname(top)
+        if os.path.isdir(parent) and not os.listdir(parent):
+            os.rmdir(parent)
+    for change in changed_files:
+        out['removed_pyc'].extend(remove_stale_pyc(change['path']))
+    return out

@@ -1,0 +1,218 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The unified-diff series engine, against the real sglang 0.5.9 files and the three shipped patches.
+
+Fixture: tests/unit/fixtures/sglang-0.5.9 (verbatim wheel files, see its README.md), copied into tmp_path.
+The patched modules are only compiled (py_compile): importing them needs torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import py_compile
+import shutil
+
+import pytest
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import patch_series as ps
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..', '..', '..'))
+FIXTURE = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'sglang-0.5.9')
+PATCH_DIR = os.path.join(ROOT, 'roles', 'nccl_patches', 'files', 'sglang-0.5.9')
+NAMES = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch',
+         '0003-nccl-log-allreduce-path.patch']
+DIST = 'sglang/srt/distributed/'
+TARGETS = [DIST + 'device_communicators/custom_all_reduce.py', DIST + 'device_communicators/torch_symm_mem.py',
+           DIST + 'parallel_state.py']
+
+
+def make_site(tmp_path):
+    """Copy the fixture into tmp_path/site-packages, dropping the .orig suffix of the wheel files."""
+    site = tmp_path / 'site-packages'
+    shutil.copytree(FIXTURE, str(site))
+    for dirpath, dummy, filenames in os.walk(str(site)):
+        for name in filenames:
+            if name.endswith('.py.orig'):
+                os.rename(os.path.join(dirpath, name), os.path.join(dirpath, name[:-len('.orig')]))
+    return str(site)
+
+
+def digest(path):
+    with open(path, 'rb') as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def digests(site):
+    return [digest(os.path.join(site, t)) for t in TARGETS]
+
+
+def series():
+    return [ps.read_patch_file(name, os.path.join(PATCH_DIR, name)) for name in NAMES]
+
+
+@pytest.fixture
+def site(tmp_path):
+    return make_site(tmp_path)
+
+
+def test_fixture_is_the_wheel(site):
+    assert digests(site) == ['33c9b64c22571911569956853a33e6328a142ece2ed50393ef782230563c895e',
+                             '95a6a7703c6d3ccd5a8e106c4a35c2715052acd78d48b0fb58f5a3e24c443e90',
+                             'f831d2baa4e3bbfe08f9758f7ee7a10ffa45ec2552142d13761876ee77895fad']
+    assert ps.installed_version(site, 'sglang')[0] == '0.5.9'
+
+
+def test_parse_skips_header_and_maps_paths():
+    patches = series()
+    assert [[f.relpath for f in p['files']] for p in patches] == [[t] for t in TARGETS]
+    for p in patches:
+        with open(p['path'], 'rb') as handle:
+            head = handle.read().split(b'\n---', 1)[0]
+        assert all(line.startswith(b'# ') for line in head.split(b'\n'))
+
+
+def test_plan_fresh_all_applicable(site):
+    result = ps.plan(site, series(), 'sglang', '0.5.9')
+    assert [p['state'] for p in result['patches']] == ['applicable'] * 3
+    assert result['conflicts'] == []
+
+
+def test_apply_then_noop_then_reverse(site):
+    before = digests(site)
+    out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert out['changed'] is True
+    assert sorted(c['relpath'] for c in out['changed_files']) == sorted(TARGETS)
+    after = digests(site)
+    assert all(b != a for b, a in zip(before, after))
+    top = os.path.join(site, '.gpuops-patches', 'site-nccl')
+    with open(os.path.join(top, 'applied.json')) as handle:
+        manifest = json.load(handle)
+    assert manifest['package'] == 'sglang' and manifest['package_version'] == '0.5.9'
+    assert [p['name'] for p in manifest['patches']] == NAMES
+    assert [p['files'] for p in manifest['patches']] == [[t] for t in TARGETS]
+    assert manifest['patches'][0]['sha256'] == digest(os.path.join(PATCH_DIR, NAMES[0]))
+    assert [digest(os.path.join(top, 'orig', t)) for t in TARGETS] == before
+
+    again = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert again['changed'] is False and again['changed_files'] == []
+    assert [p['state'] for p in again['patches']] == ['applied'] * 3
+    assert digests(site) == after
+
+    back = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', state='absent')
+    assert back['changed'] is True
+    assert digests(site) == before
+    assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
+    none = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', state='absent')
+    assert none['changed'] is False
+    assert [p['state'] for p in none['patches']] == ['applicable'] * 3
+
+
+def test_patched_content(site):
+    ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    with open(os.path.join(site, TARGETS[0])) as handle:
+        text = handle.read()
+    assert 'os.environ.get("SGLANG_CUSTOM_AR_ALLOW_PCIE", "0") == "1"' in text
+    assert "more than two PCIe-only GPUs" in text
+    with open(os.path.join(site, TARGETS[1])) as handle:
+        text = handle.read()
+    assert '"torch symmetric memory all-reduce disabled: no size table for "' in text
+    assert 'self.device_capability not in TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES' in text
+    with open(os.path.join(site, TARGETS[2])) as handle:
+        text = handle.read()
+    assert '[AR] group %s rank %d/%d: all-reduce path %s; NCCL env: %s' in text
+
+
+def test_patched_modules_compile(site, tmp_path):
+    ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    for target in TARGETS:
+        py_compile.compile(os.path.join(site, target), cfile=str(tmp_path / 'out.pyc'), doraise=True)
+
+
+def test_conflict_is_all_or_none(site):
+    before = digests(site)
+    target = os.path.join(site, TARGETS[2])
+    with open(target, 'rb') as handle:
+        data = handle.read()
+    data = data.replace(b'        # Create communicator for other hardware backends\n',
+                        b'        # Create communicators for other hardware backends\n', 1)
+    with open(target, 'wb') as handle:
+        handle.write(data)
+    changed = digest(target)
+    with pytest.raises(ps.PatchError) as exc:
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    msg = str(exc.value)
+    assert TARGETS[2] in msg and 'sglang 0.5.9' in msg and '0003-nccl-log-allreduce-path.patch' in msg
+    assert 'line 389' in msg and 'nothing was changed' in msg
+    assert [p['state'] for p in exc.value.patches] == ['applicable', 'applicable', 'conflict']
+    assert exc.value.patches[2]['conflict']['line'] == 389
+    assert digests(site)[:2] == before[:2]
+    assert digest(target) == changed
+    assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
+
+
+def test_wrong_version_refused(site):
+    meta = os.path.join(site, 'sglang-0.5.9.dist-info', 'METADATA')
+    with open(meta, 'w') as handle:
+        handle.write('Metadata-Version: 2.4\nName: sglang\nVersion: 0.5.10\n')
+    before = digests(site)
+    with pytest.raises(ps.PatchError) as exc:
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert 'sglang 0.5.10 is installed' in str(exc.value) and 'sglang 0.5.9' in str(exc.value)
+    assert meta in str(exc.value)
+    assert digests(site) == before
+
+
+def test_not_installed_refused(tmp_path):
+    with pytest.raises(ps.PatchError, match='sglang is not installed'):
+        ps.apply_series(str(tmp_path), series(), 'site-nccl', 'sglang', '0.5.9')
+
+
+def test_check_mode_writes_nothing(site):
+    before = digests(site)
+    out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', check_mode=True)
+    assert out['changed'] is True and len(out['changed_files']) == 3
+    assert digests(site) == before
+    assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
+
+
+def test_stale_pyc_removed(site):
+    cache = os.path.join(site, DIST, '__pycache__')
+    os.makedirs(cache)
+    stale = os.path.join(cache, 'parallel_state.cpython-312.pyc')
+    other = os.path.join(cache, 'utils.cpython-312.pyc')
+    for path in (stale, other):
+        with open(path, 'wb') as handle:
+            handle.write(b'stale')
+    out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert out['removed_pyc'] == [stale]
+    assert not os.path.exists(stale) and os.path.exists(other)
+
+
+def test_partially_applied_series_completes(site):
+    ps.apply_series(site, series()[:1], 'site-nccl', 'sglang', '0.5.9')
+    result = ps.plan(site, series(), 'sglang', '0.5.9')
+    assert [p['state'] for p in result['patches']] == ['applied', 'applicable', 'applicable']
+    out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert len(out['changed_files']) == 2
+
+
+def test_engine_small_cases():
+    fp = ps.parse_patch(b'# header\n--- a/p/x.py\t2026-01-01\n+++ b/p/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n'
+                        b'\\ No newline at end of file\n+c\n\\ No newline at end of file\n', 'small')[0]
+    assert fp.relpath == 'p/x.py'
+    assert ps.apply_hunks(b'a\nb', fp) == (b'a\nc', None)
+    assert ps.apply_hunks(b'a\nc', fp, reverse=True) == (b'a\nb', None)
+    new, miss = ps.apply_hunks(b'a\nb\n', fp)
+    assert new is None and miss['line'] == 2
+    with pytest.raises(ps.PatchError, match='unsafe'):
+        ps.parse_patch(b'--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-a\n+b\n', 'evil')
+    with pytest.raises(ps.PatchError, match='has 1 old and 2 new lines'):
+        ps.parse_patch(b'--- a/p/x\n+++ b/p/x\n@@ -1,2 +1,2 @@\n-a\n+b\n+c\n', 'short')
+    with pytest.raises(ps.PatchError, match='no unified diff'):
+        ps.parse_patch(b'# only a header\n', 'empty')
