@@ -1,0 +1,319 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: lxc_gpu_facts
+short_description: Read what an LXC or Proxmox VE host needs to pass its NVIDIA GPUs through to containers
+version_added: 1.0.0
+description:
+  - Runs on the LXC (or Proxmox VE) host, not in a container.
+  - Reads the loaded NVIDIA kernel module from C(/proc/driver/nvidia/version) (open or proprietary module),
+    the majors of C(nvidia), C(nvidia-uvm) and C(nvidia-caps) from C(/proc/devices) (the last two are
+    dynamic and never assumed), and the C(/dev/nvidia*) nodes to bind-mount.
+  - For every container given, renders the configuration lines that pass the GPUs through (cgroup2
+    device rules and bind mounts, in the container's config syntax), reads its configuration to say
+    whether the managed block is present and current and which hand-written NVIDIA lines sit outside it,
+    and finds the version of the user-space driver inside the container.
+  - The user-space driver version comes from the C(libnvidia-ml.so.<version>) that the container's
+    C(libnvidia-ml.so.1) resolves to (O(containers[].driver_check=rootfs)), or from
+    C(nvidia-smi --query-gpu=driver_version) run with C(lxc-attach) or C(pct exec) (O(containers[].driver_check=exec)).
+  - Never fails because of what it finds; every refusal is reported in RV(problems) with the cause and the
+    fix, for the caller (the P(gpuops.sglang_stack.lxc_gpu_host#role) role) to act on.
+  - Reads only; changes nothing (C(exec) runs nvidia-smi in the container, which changes nothing either).
+author:
+  - gpuops.sglang_stack maintainers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.sglang_stack.attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+options:
+  proc_devices_path:
+    description: The host's device list. Another path serves tests with a recorded copy.
+    type: path
+    default: /proc/devices
+  driver_version_path:
+    description: The loaded kernel module's version file. Another path serves tests with a recorded copy.
+    type: path
+    default: /proc/driver/nvidia/version
+  dev_dir:
+    description:
+      - Directory searched for the C(nvidia*) device nodes.
+      - The rendered mount entries always name C(/dev/<node>), whatever this says.
+    type: path
+    default: /dev
+  containers:
+    description: The GPU containers of this host.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Container name (LXC) or VMID (Proxmox VE).
+        type: str
+        required: true
+      flavour:
+        description:
+          - V(lxc) for C(/var/lib/lxc/<name>/config) with C(key = value) lines.
+          - V(proxmox) for C(/etc/pve/lxc/<vmid>.conf) with C(key: value) lines.
+        type: str
+        choices: [lxc, proxmox]
+        default: lxc
+      config_path:
+        description: The container's configuration file; default by O(containers[].flavour).
+        type: path
+      rootfs:
+        description:
+          - The container's root file system as seen from the host; default C(/var/lib/lxc/<name>/rootfs).
+          - Proxmox VE mounts it there while the container runs or after C(pct mount <vmid>).
+        type: path
+      driver_check:
+        description:
+          - How the container's user-space driver version is found.
+          - V(rootfs) reads the C(libnvidia-ml.so*) files in its root file system.
+          - V(exec) runs C(nvidia-smi) inside it (C(lxc-attach) or C(pct exec)); the container must run.
+          - V(none) skips the check.
+        type: str
+        choices: [rootfs, exec, none]
+        default: rootfs
+  marker:
+    description: The managed block's marker line, as for M(ansible.builtin.blockinfile); C({mark}) is replaced.
+    type: str
+    default: "# {mark} gpuops.sglang_stack lxc_gpu_host"
+  marker_begin:
+    description: Replaces C({mark}) in the first marker line.
+    type: str
+    default: BEGIN
+  marker_end:
+    description: Replaces C({mark}) in the last marker line.
+    type: str
+    default: END
+  lib_dirs:
+    description: The container's 64-bit library directories (relative to its root), searched in this order.
+    type: list
+    elements: str
+    default: [usr/lib/x86_64-linux-gnu, lib/x86_64-linux-gnu, usr/lib64, lib64, usr/local/nvidia/lib64, usr/lib]
+notes:
+  - The configuration is applied by LXC at the next start of the container; this module does not restart anything.
+seealso:
+  - module: ansible.builtin.blockinfile
+  - name: Proxmox VE Linux Container configuration
+    description: The pct.conf format, raw C(lxc.*) keys included.
+    link: https://pve.proxmox.com/wiki/Linux_Container#pct_configuration
+"""
+
+EXAMPLES = r"""
+- name: Read the host and its GPU containers
+  gpuops.sglang_stack.lxc_gpu_facts:
+    containers:
+      - name: "101"
+        flavour: proxmox
+      - name: gpu-ct-02
+        flavour: lxc
+        driver_check: exec
+  register: lxc_gpu
+
+- name: Refuse with every cause found
+  ansible.builtin.fail:
+    msg: "{{ lxc_gpu.problems | map(attribute='msg') | join(' ') }}"
+  when: lxc_gpu.problems | length > 0
+
+- name: Read recorded copies instead of the live /proc and /dev (tests)
+  gpuops.sglang_stack.lxc_gpu_facts:
+    proc_devices_path: /srv/standin/proc-devices
+    driver_version_path: /srv/standin/driver-version
+    dev_dir: /srv/standin/dev
+  register: lxc_gpu
+"""
+
+RETURN = r"""
+kernel_module:
+  description: The loaded NVIDIA kernel module, from O(driver_version_path).
+  returned: always
+  type: dict
+  sample: {present: true, version: "580.159.04", flavour: open, arch: x86_64, gcc: "gcc version 15.3.0 (GCC)",
+           raw: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)"}
+majors:
+  description: The majors read from O(proc_devices_path); V(null) for a name it does not list.
+  returned: always
+  type: dict
+  sample: {nvidia: 195, nvidia-uvm: 238, nvidia-caps: 241}
+mount_nodes:
+  description: The nodes found under O(dev_dir) that are bind-mounted, in config order.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: nvidia0, kind: file}, {name: nvidiactl, kind: file}, {name: nvidia-uvm, kind: file},
+           {name: nvidia-uvm-tools, kind: file}, {name: nvidia-caps, kind: dir}]
+marker_lines:
+  description: The begin and end lines of the managed block.
+  returned: always
+  type: list
+  elements: str
+  sample: ["# BEGIN gpuops.sglang_stack lxc_gpu_host", "# END gpuops.sglang_stack lxc_gpu_host"]
+containers:
+  description: One entry per container, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Container name or VMID.
+      type: str
+      sample: "101"
+    flavour:
+      description: V(lxc) or V(proxmox).
+      type: str
+      sample: proxmox
+    config_path:
+      description: Its configuration file.
+      type: str
+      sample: /etc/pve/lxc/101.conf
+    block:
+      description: The lines the managed block must hold; empty when the host cannot pass GPUs through.
+      type: list
+      elements: str
+      sample: ["lxc.cgroup2.devices.allow: c 195:* rwm", "lxc.cgroup2.devices.allow: c 238:* rwm",
+               "lxc.mount.entry: /dev/nvidia0 dev/nvidia0 none bind,optional,create=file"]
+    config:
+      description:
+        - What the configuration holds now. C(exists), C(block_present), C(block_current) (the block already says
+          RV(containers[].block)), C(foreign_entries) (NVIDIA lines outside the block, each with C(line), C(kind) and
+          C(reason)), C(block_outside_main_section) (Proxmox VE, block below a snapshot section).
+      type: dict
+      sample: {exists: true, block_present: false, block_current: false, foreign_entries: [], block_outside_main_section: false}
+    driver_check:
+      description: How the user-space driver was looked for.
+      type: str
+      sample: rootfs
+    driver:
+      description:
+        - The container's user-space driver. C(version) (V(null) when unknown) and, for V(rootfs), C(source) (the
+          library that decided), C(versions_found), C(files), C(problem), C(rootfs); for V(exec), C(command),
+          C(error_kind), C(error), C(nvml_library_version).
+      type: dict
+      sample: {version: "580.159.04", source: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 -> libnvidia-ml.so.580.159.04",
+               versions_found: ["580.159.04"], problem: null, rootfs: /var/lib/lxc/101/rootfs}
+    driver_match:
+      description: Whether the user-space driver is the host kernel module's version; V(null) when not checked.
+      type: bool
+      sample: true
+problems:
+  description:
+    - Every refusal found, host first. Each has C(code), C(msg) (cause and fix) and C(container) (V(null) for the host).
+    - Codes - V(no_kernel_module), V(unknown_kernel_module), V(no_nvidia_major), V(no_uvm), V(no_config),
+      V(driver_mismatch), V(no_userspace_driver), V(ambiguous_userspace_driver), V(dangling_userspace_driver),
+      V(exec_failed).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{code: no_uvm, container: null, msg: "/proc/devices lists no \"nvidia-uvm\" character device ..."}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import lxc_gpu
+
+
+def _exec_driver(module, container):
+    """nvidia-smi inside the container, through the flavour's own tool."""
+    query = ['nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader']
+    if container['flavour'] == 'proxmox':
+        tool, args = 'pct', ['exec', container['name'], '--']
+    else:
+        tool, args = 'lxc-attach', ['-n', container['name'], '--']
+    path = module.get_bin_path(tool)
+    if path is None:
+        return {'version': None, 'versions': [], 'error_kind': 'exec_failed', 'error': '%s is not installed on this host' % tool,
+                'nvml_library_version': None, 'command': [tool] + args + query}
+    command = [path] + args + query
+    try:
+        rc, out, err = module.run_command(command, environ_update={'LC_ALL': 'C'})
+    except (IOError, OSError) as exc:
+        rc, out, err = 127, '', str(exc)
+    result = lxc_gpu.driver_from_smi(rc, out, err)
+    if result['error_kind'] == 'not_found':
+        result['error'] = 'nvidia-smi is not installed in the container (rc %s): %s' % (rc, result['error'])
+    result['command'] = command
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            proc_devices_path=dict(type='path', default='/proc/devices'),
+            driver_version_path=dict(type='path', default='/proc/driver/nvidia/version'),
+            dev_dir=dict(type='path', default='/dev'),
+            containers=dict(type='list', elements='dict', default=[], options=dict(
+                name=dict(type='str', required=True),
+                flavour=dict(type='str', choices=list(lxc_gpu.FLAVOURS), default='lxc'),
+                config_path=dict(type='path'),
+                rootfs=dict(type='path'),
+                driver_check=dict(type='str', choices=['rootfs', 'exec', 'none'], default='rootfs'),
+            )),
+            marker=dict(type='str', default='# {mark} gpuops.sglang_stack lxc_gpu_host'),
+            marker_begin=dict(type='str', default='BEGIN'),
+            marker_end=dict(type='str', default='END'),
+            lib_dirs=dict(type='list', elements='str', default=list(lxc_gpu.DEFAULT_LIB_DIRS)),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+
+    driver = host_probe.parse_driver_version_file(host_probe.read_text(params['driver_version_path']))
+    proc_devices = host_probe.read_text(params['proc_devices_path'])
+    majors = lxc_gpu.nvidia_majors(proc_devices)
+    # Without /proc/devices there is nothing to tell a stale rule from a live one.
+    known_majors = lxc_gpu.character_majors(proc_devices) if proc_devices is not None else None
+    names, caps_dir = lxc_gpu.list_dev(params['dev_dir'])
+    nodes = lxc_gpu.mount_nodes(names, caps_dir)
+    marker_lines = [params['marker'].replace('{mark}', params['marker_begin']), params['marker'].replace('{mark}', params['marker_end'])]
+
+    problems = [dict(problem, container=None) for problem in
+                lxc_gpu.host_problems(driver, majors, params['driver_version_path'], params['proc_devices_path'])]
+    host_ok = not problems
+
+    results = []
+    for container in params['containers']:
+        name = container['name']
+        try:
+            path = lxc_gpu.config_path(container['flavour'], name, container['config_path'])
+        except lxc_gpu.LxcGpuError as exc:
+            module.fail_json(msg='container %s: %s' % (name, exc))
+        block = lxc_gpu.render_block(container['flavour'], majors, nodes) if host_ok else []
+        text = host_probe.read_text(path)
+        config = lxc_gpu.analyse_config(text, marker_lines[0], marker_lines[1], block, majors, container['flavour'], known_majors)
+        entry = {'name': name, 'flavour': container['flavour'], 'config_path': path, 'block': block, 'config': config,
+                 'driver_check': container['driver_check'], 'driver': None, 'driver_match': None}
+        if not config['exists']:
+            problems.append({'code': 'no_config', 'container': name,
+                             'msg': '%s: its configuration %s does not exist or cannot be read. Fix: name the container '
+                                    'as LXC (or Proxmox VE) knows it, or set its config_path. Nothing was changed.' % (name, path)})
+        if host_ok and container['driver_check'] != 'none':
+            if container['driver_check'] == 'rootfs':
+                rootfs = container['rootfs'] or lxc_gpu.default_rootfs(name)
+                found = lxc_gpu.userspace_driver(lxc_gpu.scan_rootfs(rootfs, params['lib_dirs']))
+                found['rootfs'] = rootfs
+            else:
+                found = _exec_driver(module, container)
+            entry['driver'] = found
+            problem = lxc_gpu.container_driver_problem(name, driver['version'], found, container['driver_check'])
+            entry['driver_match'] = found.get('version') == driver['version'] and problem is None
+            if problem:
+                problems.append(dict(problem, container=name))
+        results.append(entry)
+
+    module.exit_json(changed=False, kernel_module=driver, majors=majors, mount_nodes=nodes, marker_lines=marker_lines,
+                     containers=results, problems=problems)
+
+
+if __name__ == '__main__':
+    main()
