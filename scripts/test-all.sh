@@ -4,7 +4,7 @@
 #   galaxy-importer on the built tarball, then the molecule scenarios on the local test bed
 #   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
-# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed molecule
+# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed ee molecule
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
@@ -84,6 +84,39 @@ testbed_units() {
   PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py
 }
 
+# The execution environment: `ansible-builder create` from meta/execution-environment.yml into
+# build/ee (the collection tarball built first when missing), then proof that the context carries
+# the collection (this very tarball), its Galaxy requirements, the pinned ansible-core and the
+# system requirements, and that ansible-builder's introspection reads the installed collection.
+ee() {
+  local def=meta/execution-environment.yml ctx=build/ee core
+  [ -f "$tarball" ] || build || return 1
+  grep -q "gpuops-sglang_stack-$version.tar.gz" "$def" || { echo "ee: $def does not reference gpuops-sglang_stack-$version.tar.gz (galaxy.yml version)"; return 1; }
+  rm -rf "$ctx"
+  ansible-builder create -f "$def" --context "$ctx" --output-filename Containerfile || return 1
+  local ok=0
+  check() { if "$@" >/dev/null 2>&1; then echo "ee: ok: $*"; else echo "ee: MISSING: $*"; ok=1; fi; }
+  check cmp "$tarball" "$ctx/_build/collections/gpuops-sglang_stack-$version.tar.gz"
+  check grep -q "gpuops-sglang_stack-$version.tar.gz" "$ctx/_build/requirements.yml"
+  check grep -q "community.general" "$ctx/_build/requirements.yml"
+  check grep -q "ansible.posix" "$ctx/_build/requirements.yml"
+  check grep -q "COPY _build/collections/ /tmp/ee-collections/" "$ctx/Containerfile"
+  check grep -q "ansible-galaxy collection install.*requirements.yml" "$ctx/Containerfile"
+  core=$(grep -E '^ansible-core==' requirements/controller.txt)
+  check grep -qF "$core" "$ctx/Containerfile"
+  check grep -q "ansible-runner==" "$ctx/Containerfile"
+  check cmp meta/bindep.txt "$ctx/_build/bindep.txt"
+  check cmp meta/bindep.txt bindep.txt
+  # What ansible-builder does inside the image: introspect the installed collection (it reads the
+  # dependency files named in the collection's meta/execution-environment.yml, from its root).
+  local tree=$ctx/introspect/ansible_collections/gpuops/sglang_stack
+  mkdir -p "$tree" && tar -xzf "$tarball" -C "$tree" || return 1
+  python3 "$ctx/_build/scripts/introspect.py" introspect "$ctx/introspect" >"$ctx/introspect.txt" 2>&1
+  check grep -q "openssh-client" "$ctx/introspect.txt"
+  cat "$ctx/introspect.txt"
+  return $ok
+}
+
 molecule_all() {
   local rc=0 s
   for s in $scenarios; do
@@ -100,7 +133,7 @@ scripts/setup-controller.sh || { echo "setup failed"; echo "0 passed, 1 failed";
 mkdir -p "$log_dir"
 results+=("PASS setup $(( $(date +%s) - setup_start ))s")
 
-wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed molecule)
+wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed ee molecule)
 for s in "${wanted[@]}"; do
   case $s in
     lint) stage lint lint ;;
@@ -110,6 +143,7 @@ for s in "${wanted[@]}"; do
     importer) stage importer importer ;;
     testbed) stage testbed testbed ;;
     testbed-units) stage testbed-units testbed_units ;;
+    ee) stage ee ee ;;
     molecule) stage molecule molecule_all ;;
     *) echo "unknown stage $s"; failed=$((failed + 1)) ;;
   esac
