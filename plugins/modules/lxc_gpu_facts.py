@@ -63,9 +63,9 @@ options:
         description:
           - V(lxc) for C(/var/lib/lxc/<name>/config) with C(key = value) lines.
           - V(proxmox) for C(/etc/pve/lxc/<vmid>.conf) with C(key: value) lines.
+          - Default O(flavour).
         type: str
         choices: [lxc, proxmox]
-        default: lxc
       config_path:
         description: The container's configuration file; default by O(containers[].flavour).
         type: path
@@ -80,9 +80,19 @@ options:
           - V(rootfs) reads the C(libnvidia-ml.so*) files in its root file system.
           - V(exec) runs C(nvidia-smi) inside it (C(lxc-attach) or C(pct exec)); the container must run.
           - V(none) skips the check.
+          - Default O(driver_check).
         type: str
         choices: [rootfs, exec, none]
-        default: rootfs
+  flavour:
+    description: The configuration flavour of the containers that do not name one.
+    type: str
+    choices: [lxc, proxmox]
+    default: lxc
+  driver_check:
+    description: How the user-space driver is found in the containers that do not say.
+    type: str
+    choices: [rootfs, exec, none]
+    default: rootfs
   marker:
     description: The managed block's marker line, as for M(ansible.builtin.blockinfile); C({mark}) is replaced.
     type: str
@@ -186,7 +196,8 @@ containers:
       description:
         - What the configuration holds now. C(exists), C(block_present), C(block_current) (the block already says
           RV(containers[].block)), C(foreign_entries) (NVIDIA lines outside the block, each with C(line), C(kind) and
-          C(reason)), C(block_outside_main_section) (Proxmox VE, block below a snapshot section).
+          C(reason); C(kind) is V(duplicate) for a line the block supersedes, V(stale) for a device rule of a major no
+          loaded driver uses), C(block_outside_main_section) (Proxmox VE, block below a snapshot section).
       type: dict
       sample: {exists: true, block_present: false, block_current: false, foreign_entries: [], block_outside_main_section: false}
     driver_check:
@@ -254,11 +265,13 @@ def main():
             dev_dir=dict(type='path', default='/dev'),
             containers=dict(type='list', elements='dict', default=[], options=dict(
                 name=dict(type='str', required=True),
-                flavour=dict(type='str', choices=list(lxc_gpu.FLAVOURS), default='lxc'),
+                flavour=dict(type='str', choices=list(lxc_gpu.FLAVOURS)),
                 config_path=dict(type='path'),
                 rootfs=dict(type='path'),
-                driver_check=dict(type='str', choices=['rootfs', 'exec', 'none'], default='rootfs'),
+                driver_check=dict(type='str', choices=['rootfs', 'exec', 'none']),
             )),
+            flavour=dict(type='str', choices=list(lxc_gpu.FLAVOURS), default='lxc'),
+            driver_check=dict(type='str', choices=['rootfs', 'exec', 'none'], default='rootfs'),
             marker=dict(type='str', default='# {mark} gpuops.sglang_stack lxc_gpu_host'),
             marker_begin=dict(type='str', default='BEGIN'),
             marker_end=dict(type='str', default='END'),
@@ -282,7 +295,8 @@ def main():
     host_ok = not problems
 
     results = []
-    for container in params['containers']:
+    for given in params['containers']:
+        container = dict(given, flavour=given['flavour'] or params['flavour'], driver_check=given['driver_check'] or params['driver_check'])
         name = container['name']
         try:
             path = lxc_gpu.config_path(container['flavour'], name, container['config_path'])
