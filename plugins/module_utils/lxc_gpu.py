@@ -82,8 +82,9 @@ def config_path(flavour, name, override=None):
 
 
 def default_rootfs(name):
-    """Where a container's root file system is seen from the host while it runs. Proxmox VE mounts
-    it there too while the container runs (or after ``pct mount <vmid>``)."""
+    """Where LXC keeps a container's root file system (a directory-backed one is always there).
+    Proxmox VE mounts a stopped container's root there with ``pct mount <vmid>``; a ZFS or LVM
+    backed root is otherwise seen from the host at its storage path (set ``rootfs`` to it)."""
     return '/var/lib/lxc/%s/rootfs' % name
 
 
@@ -373,7 +374,7 @@ def container_driver_problem(container, host_version, driver, method):
         if driver.get('problem') == 'not_found':
             return {'code': 'no_userspace_driver',
                     'msg': '%s: no libnvidia-ml.so.<version> in the container root file system %s. Fix: start the container '
-                           '(Proxmox: or pct mount it), or install the user-space driver of the host version in it '
+                           '(Proxmox VE: stop it and pct mount it, or set rootfs to its storage path), or install the user-space driver of the host version in it '
                            '(NVIDIA-Linux-x86_64-%s.run --no-kernel-module), or set its rootfs path. Nothing was changed.'
                            % (container, driver.get('rootfs'), host_version)}
         if driver.get('problem') == 'ambiguous':

@@ -72,7 +72,8 @@ options:
       rootfs:
         description:
           - The container's root file system as seen from the host; default C(/var/lib/lxc/<name>/rootfs).
-          - Proxmox VE mounts it there while the container runs or after C(pct mount <vmid>).
+          - Proxmox VE mounts a stopped container's root there with C(pct mount <vmid>); otherwise set its storage path
+            as seen from the host (for example C(/rpool/data/subvol-<vmid>-disk-0) for ZFS).
         type: path
       driver_check:
         description:
