@@ -67,4 +67,5 @@ from pip._internal.cli.main import main
 sys.exit(main(["install"] + args))
 PY
 fi
-echo "setup: controller ready ($(.venv/bin/ansible --version | head -1))"
+ansible_version=$(.venv/bin/ansible --version)  # whole output first: a pipe to head can break ansible's print
+echo "setup: controller ready (${ansible_version%%$'\n'*})"

@@ -116,3 +116,29 @@ def test_nccl_environment_written(host):
     assert "NCCL_P2P_LEVEL=SYS\n" in env
     assert "SGLANG_CUSTOM_AR_ALLOW_PCIE=0\n" in env
     assert "NCCL_ALGO" not in env  # empty: NCCL chooses
+
+
+def test_service_runs_the_new_stack_as_unprivileged_user(host):
+    svc = host.service("sglang")
+    assert svc.is_running
+    assert svc.is_enabled
+    unit = host.file("/etc/systemd/system/sglang.service").content_string
+    assert "ExecStart=/opt/sglang/current/venv/bin/python -m sglang_standin.launch_server --model-path /srv/models/testbed-model --tp-size 8" in unit
+    assert "EnvironmentFile=/opt/sglang/current/nccl.env" in unit
+    assert "LimitMEMLOCK=infinity" in unit
+    pid = host.check_output("systemctl show -p MainPID --value sglang")
+    assert host.check_output("ps -o user= -p %s" % pid).strip() == "sglang"
+    # The process runs the new stack's interpreter, through the current link.
+    exe = host.check_output("readlink -f /proc/%s/exe" % pid)
+    assert exe.startswith(stack_dir(host) + "/venv/")
+    # It reads the NCCL environment written for the stack.
+    environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pid)
+    assert "NCCL_P2P_LEVEL=SYS" in environ.splitlines()
+
+
+def test_service_passes_its_health_gate(host):
+    out = host.check_output("python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:30000/health_generate').status)\"")
+    assert out.strip() == "200"
+    analyze = host.run("systemd-analyze verify /etc/systemd/system/sglang.service")
+    assert analyze.rc == 0
+    assert "sglang.service" not in analyze.stderr

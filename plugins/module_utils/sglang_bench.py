@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Read the output of SGLang's bench_one_batch_server and judge it against a site baseline.
+
+sglang 0.5.9 (sglang/test/bench_one_batch_server_internal.py, run_one_case) prints one block per case:
+
+    batch size: 1
+    input_len: 1024
+    output_len: 256
+    latency: 3.02 s
+    input throughput: 9841.12 tok/s
+    output throughput: 88.12 tok/s
+    last_ttft: 0.10 s
+    last generation throughput: 89.61 tok/s
+    acc_length: 2.41          (only with speculative decoding)
+
+and appends the same figures as one JSON object per case to --result-filename. "last generation
+throughput" is the server's own decode rate (from /get_server_info); it is -1 when the server did not
+report one, and output throughput is used then.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+_LINE = re.compile(r'^\s*(batch size|input_len|output_len|latency|input throughput|output throughput|last_ttft|'
+                   r'last generation throughput|acc_length):\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:s|tok/s)?\s*$')
+_KEYS = {
+    'batch size': 'batch_size', 'input_len': 'input_len', 'output_len': 'output_len', 'latency': 'latency',
+    'input throughput': 'input_throughput', 'output throughput': 'output_throughput', 'last_ttft': 'last_ttft',
+    'last generation throughput': 'last_gen_throughput', 'acc_length': 'acc_length',
+}
+_INTS = ('batch_size', 'input_len', 'output_len')
+
+
+class BenchError(Exception):
+    """The benchmark's output holds no usable result."""
+
+
+def _number(key, text):
+    return int(float(text)) if key in _INTS else float(text)
+
+
+def parse_stdout(text):
+    """Cases (dicts) from bench_one_batch_server's printed blocks; a new block starts at "batch size:"."""
+    cases = []
+    for line in (text or '').splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        key = _KEYS[match.group(1)]
+        if key == 'batch_size' or not cases:
+            cases.append({})
+        cases[-1][key] = _number(key, match.group(2))
+    return cases
+
+
+def parse_result_jsonl(text):
+    """Cases (dicts) from the --result-filename file: one JSON object per line; other lines are errors."""
+    cases = []
+    for number, line in enumerate((text or '').splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            case = json.loads(line)
+        except ValueError as exc:
+            raise BenchError('line %d of the result file is not JSON: %s' % (number, exc))
+        if not isinstance(case, dict):
+            raise BenchError('line %d of the result file is not a JSON object' % number)
+        cases.append(case)
+    return cases
+
+
+def tokens_per_second(case):
+    """The decode rate of one case: last generation throughput, or output throughput when that is unknown."""
+    for key in ('last_gen_throughput', 'output_throughput'):
+        value = case.get(key)
+        if value is not None and float(value) > 0:
+            return float(value), key
+    raise BenchError('the case reports neither a last generation throughput nor an output throughput above 0: %r'
+                     % (case,))
+
+
+def pick_case(cases, batch_size=None):
+    """The last case (of batch_size, when given): what the gate judges."""
+    chosen = [c for c in cases if batch_size is None or int(c.get('batch_size', -1)) == int(batch_size)]
+    if not chosen:
+        raise BenchError('no benchmark case%s in the output' % ('' if batch_size is None else ' of batch size %s' % batch_size))
+    return chosen[-1]
+
+
+def judge(tok_s, baseline, tolerance):
+    """Gate verdict: passed when tok_s >= baseline x (1 - tolerance)."""
+    baseline = float(baseline)
+    tolerance = float(tolerance)
+    if baseline <= 0:
+        raise ValueError('the baseline must be above 0 tok/s, got %s' % baseline)
+    if tolerance < 0 or tolerance >= 1:
+        raise ValueError('the tolerance must be within [0, 1), got %s' % tolerance)
+    floor = baseline * (1.0 - tolerance)
+    return {
+        'tok_s': round(float(tok_s), 2),
+        'baseline_tok_s': baseline,
+        'tolerance': tolerance,
+        'floor_tok_s': round(floor, 2),
+        'ratio': round(float(tok_s) / baseline, 3),
+        'passed': float(tok_s) >= floor,
+    }

@@ -1,0 +1,193 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_throughput
+short_description: Measure a running SGLang server's decode throughput and compare it with a site baseline
+version_added: 1.0.0
+description:
+  - Runs C(python -m sglang.bench_one_batch_server --model None --base-url URL) with the stack's interpreter against
+    a running server (one batch size, input length and output length), reads the case it appends to its result file
+    (or, failing that, its printed block) and reports the server's last generation throughput in tokens per second.
+  - With O(baseline_tok_s) the module fails when the throughput is below O(baseline_tok_s) x (1 - O(tolerance)),
+    naming both figures.
+  - Changes nothing on the host (the benchmark's result file is a temporary file).
+author:
+  - gpuops.sglang_stack maintainers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.sglang_stack.attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode the benchmark is not run; the result says V(skipped).
+  diff_mode:
+    support: none
+options:
+  python:
+    description: The stack's interpreter (it holds sglang and its benchmark).
+    type: path
+    required: true
+  base_url:
+    description: The server, for example V(http://127.0.0.1:30000).
+    type: str
+    required: true
+  bench_module:
+    description: The benchmark module run with C(-m).
+    type: str
+    default: sglang.bench_one_batch_server
+  batch_size:
+    description: Batch size of the case.
+    type: int
+    default: 1
+  input_len:
+    description: Prompt tokens per request.
+    type: int
+    default: 1024
+  output_len:
+    description: Generated tokens per request.
+    type: int
+    default: 256
+  baseline_tok_s:
+    description: The site's baseline in tokens per second; omit to measure without judging.
+    type: float
+  tolerance:
+    description: Fraction below the baseline still accepted.
+    type: float
+    default: 0.05
+  timeout:
+    description: Seconds after which the benchmark is stopped and the module fails.
+    type: int
+    default: 1800
+  environment:
+    description: Extra environment for the benchmark process.
+    type: dict
+    default: {}
+seealso:
+  - module: gpuops.sglang_stack.allreduce_probe
+"""
+
+EXAMPLES = r"""
+- name: Throughput gate against the site baseline (no speculation)
+  gpuops.sglang_stack.sglang_throughput:
+    python: /opt/sglang/current/venv/bin/python
+    base_url: http://127.0.0.1:30000
+    baseline_tok_s: 89.5
+    tolerance: 0.05
+"""
+
+RETURN = r"""
+tok_s:
+  description: Decode throughput of the judged case in tokens per second.
+  returned: when the benchmark ran
+  type: float
+  sample: 89.61
+source:
+  description: Which figure C(tok_s) is - V(last_gen_throughput) (the server's own decode rate) or V(output_throughput).
+  returned: when the benchmark ran
+  type: str
+  sample: last_gen_throughput
+case:
+  description: The judged case as the benchmark reported it (batch_size, input_len, output_len, latency, ...).
+  returned: when the benchmark ran
+  type: dict
+verdict:
+  description: C(tok_s), C(baseline_tok_s), C(tolerance), C(floor_tok_s), C(ratio), C(passed).
+  returned: when O(baseline_tok_s) is given and the benchmark ran
+  type: dict
+skipped:
+  description: True in check mode.
+  returned: in check mode
+  type: bool
+msg:
+  description: A one-line summary.
+  returned: always
+  type: str
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            python=dict(type='path', required=True),
+            base_url=dict(type='str', required=True),
+            bench_module=dict(type='str', default='sglang.bench_one_batch_server'),
+            batch_size=dict(type='int', default=1),
+            input_len=dict(type='int', default=1024),
+            output_len=dict(type='int', default=256),
+            baseline_tok_s=dict(type='float'),
+            tolerance=dict(type='float', default=0.05),
+            timeout=dict(type='int', default=1800),
+            environment=dict(type='dict', default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    for name in ('batch_size', 'input_len', 'output_len', 'timeout'):
+        if p[name] < 1:
+            module.fail_json(msg='%s must be at least 1' % name)
+    if p['baseline_tok_s'] is not None:
+        try:
+            sglang_bench.judge(p['baseline_tok_s'], p['baseline_tok_s'], p['tolerance'])
+        except ValueError as exc:
+            module.fail_json(msg=str(exc))
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, msg='check mode: the benchmark was not run')
+    if not os.access(p['python'], os.X_OK):
+        module.fail_json(msg='the interpreter %s does not exist or is not executable' % p['python'])
+
+    fd, result_file = tempfile.mkstemp(prefix='sglang_bench.', suffix='.jsonl')
+    os.close(fd)
+    try:
+        cmd = ['timeout', str(p['timeout']), p['python'], '-m', p['bench_module'], '--model', 'None',
+               '--base-url', p['base_url'].rstrip('/'), '--batch-size', str(p['batch_size']),
+               '--input-len', str(p['input_len']), '--output-len', str(p['output_len']),
+               '--result-filename', result_file]
+        env = dict((str(k), str(v)) for k, v in p['environment'].items())
+        rc, out, err = module.run_command(cmd, environ_update=env)
+        with open(result_file) as handle:
+            recorded = handle.read()
+    finally:
+        os.unlink(result_file)
+    if rc == 124:
+        module.fail_json(msg='THROUGHPUT GATE: the benchmark did not finish within %d s' % p['timeout'],
+                         rc=rc, stdout=out, stderr=err)
+    if rc != 0:
+        tail = (err or out).strip().splitlines()[-3:]
+        module.fail_json(msg='THROUGHPUT GATE: the benchmark failed (rc %d): %s' % (rc, ' | '.join(tail)),
+                         rc=rc, stdout=out, stderr=err)
+    try:
+        cases = sglang_bench.parse_result_jsonl(recorded) or sglang_bench.parse_stdout(out)
+        case = sglang_bench.pick_case(cases, p['batch_size'])
+        tok_s, source = sglang_bench.tokens_per_second(case)
+    except sglang_bench.BenchError as exc:
+        module.fail_json(msg='THROUGHPUT GATE: %s' % exc, rc=rc, stdout=out, stderr=err)
+
+    result = dict(changed=False, tok_s=round(tok_s, 2), source=source, case=case)
+    summary = '%.2f tok/s (%s) at batch %d, %d in / %d out' % (tok_s, source, p['batch_size'], p['input_len'],
+                                                                  p['output_len'])
+    if p['baseline_tok_s'] is not None:
+        verdict = sglang_bench.judge(tok_s, p['baseline_tok_s'], p['tolerance'])
+        result['verdict'] = verdict
+        if not verdict['passed']:
+            result['msg'] = ('THROUGHPUT GATE: %s is below the floor %.2f tok/s (baseline %.2f tok/s - %d%%)'
+                             % (summary, verdict['floor_tok_s'], verdict['baseline_tok_s'], round(verdict['tolerance'] * 100)))
+            module.fail_json(**result)
+        summary += '; baseline %.2f tok/s, ratio %.3f' % (verdict['baseline_tok_s'], verdict['ratio'])
+    result['msg'] = summary
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parsing bench_one_batch_server's output and judging it against a baseline."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench as sb
+from ansible_collections.gpuops.sglang_stack.tests.unit import recorded
+
+
+def fixture(name):
+    return recorded.read(recorded.FIXTURES, 'sglang_bench', name)
+
+
+def test_stdout_keeps_warmup_and_case_apart():
+    cases = sb.parse_stdout(fixture('stdout_baseline.txt'))
+    assert [c['output_len'] for c in cases] == [16, 256]
+    last = sb.pick_case(cases, 1)
+    assert last == {'batch_size': 1, 'input_len': 1024, 'output_len': 256, 'latency': 2.96, 'input_throughput': 10240.0,
+                    'output_throughput': 89.51, 'last_ttft': 0.10, 'last_gen_throughput': 89.62}
+    assert sb.tokens_per_second(last) == (89.62, 'last_gen_throughput')
+
+
+def test_stdout_two_batch_sizes_with_acceptance_length():
+    cases = sb.parse_stdout(fixture('stdout_two_cases.txt'))
+    assert [(c['batch_size'], c['acc_length']) for c in cases] == [(1, 2.41), (8, 2.37)]
+    assert sb.pick_case(cases, 8)['last_gen_throughput'] == 902.33
+    assert sb.pick_case(cases)['batch_size'] == 8
+    with pytest.raises(sb.BenchError, match='no benchmark case of batch size 4'):
+        sb.pick_case(cases, 4)
+
+
+def test_result_file_matches_printed_figures():
+    from_file = sb.parse_result_jsonl(fixture('result_eagle3.jsonl'))
+    printed = sb.parse_stdout(fixture('stdout_two_cases.txt'))
+    for recorded_case, printed_case in zip(from_file, printed):
+        for key in ('batch_size', 'input_len', 'output_len', 'last_gen_throughput', 'acc_length'):
+            assert recorded_case[key] == printed_case[key]
+
+
+def test_result_file_errors_name_the_line():
+    with pytest.raises(sb.BenchError, match='line 2 of the result file is not JSON'):
+        sb.parse_result_jsonl('{"batch_size": 1}\nnot json\n')
+    with pytest.raises(sb.BenchError, match='line 1 of the result file is not a JSON object'):
+        sb.parse_result_jsonl('[1, 2]\n')
+    assert sb.parse_result_jsonl('\n\n') == []
+
+
+def test_unknown_generation_throughput_falls_back_to_output_throughput():
+    case = sb.pick_case(sb.parse_stdout(fixture('stdout_no_gen_throughput.txt')))
+    assert case['last_gen_throughput'] == -1.0
+    assert sb.tokens_per_second(case) == (85.33, 'output_throughput')
+    with pytest.raises(sb.BenchError, match='neither'):
+        sb.tokens_per_second({'last_gen_throughput': -1, 'output_throughput': 0})
+
+
+def test_no_case_in_unrelated_output():
+    assert sb.parse_stdout('Traceback (most recent call last):\nConnectionRefusedError\n') == []
+    with pytest.raises(sb.BenchError, match='no benchmark case'):
+        sb.pick_case([])
+
+
+@pytest.mark.parametrize('tok_s, passed', [(89.62, True), (85.03, True), (85.02, False), (44.8, False), (163.8, True)])
+def test_judge_against_site_baseline(tok_s, passed):
+    verdict = sb.judge(tok_s, 89.5, 0.05)
+    assert verdict['passed'] is passed
+    assert verdict['floor_tok_s'] == 85.02
+    assert verdict['ratio'] == round(tok_s / 89.5, 3)
+
+
+def test_judge_refuses_meaningless_limits():
+    with pytest.raises(ValueError, match='baseline must be above 0'):
+        sb.judge(90, 0, 0.05)
+    with pytest.raises(ValueError, match='tolerance must be within'):
+        sb.judge(90, 89.5, 1.0)
+    with pytest.raises(ValueError, match='tolerance must be within'):
+        sb.judge(90, 89.5, -0.1)

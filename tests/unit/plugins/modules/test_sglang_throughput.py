@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sglang_throughput module, run in-process with run_command replaced by a benchmark run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_throughput
+from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner, recorded
+
+
+def fixture(name):
+    return recorded.read(recorded.FIXTURES, 'sglang_bench', name)
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    """Replace run_command: write state['result'] to the --result-filename file, reply state['reply']."""
+    state = {'calls': [], 'result': fixture('result_eagle3.jsonl'), 'reply': (0, fixture('stdout_two_cases.txt'), '')}
+
+    def fake(self, cmd, environ_update=None, **kwargs):
+        state['calls'].append((cmd, environ_update))
+        path = cmd[cmd.index('--result-filename') + 1]
+        with open(path, 'a') as handle:
+            handle.write(state['result'])
+        return state['reply']
+    monkeypatch.setattr(AnsibleModule, 'run_command', fake)
+    return state
+
+
+def run(capsys, **args):
+    base = {'python': sys.executable, 'base_url': 'http://127.0.0.1:30000/'}
+    base.update(args)
+    return module_runner.run_module(capsys, sglang_throughput, base)
+
+
+def test_measures_and_passes_the_gate(capsys, bench):
+    failed, result = run(capsys, baseline_tok_s=89.5, environment={'PYTHONPATH': '/x'})
+    assert failed is False and result['changed'] is False
+    assert result['tok_s'] == 163.8 and result['source'] == 'last_gen_throughput'
+    assert result['verdict']['passed'] is True and result['verdict']['ratio'] == 1.83
+    cmd, env = bench['calls'][0]
+    assert cmd[:3] == ['timeout', '1800', sys.executable]
+    assert cmd[cmd.index('-m') + 1] == 'sglang.bench_one_batch_server'
+    assert cmd[cmd.index('--base-url') + 1] == 'http://127.0.0.1:30000'
+    assert cmd[cmd.index('--model') + 1] == 'None'
+    assert env == {'PYTHONPATH': '/x'}
+    # The temporary result file is gone.
+    assert not os.path.exists(cmd[cmd.index('--result-filename') + 1])
+
+
+def test_judges_the_requested_batch_size(capsys, bench):
+    failed, result = run(capsys, batch_size=8)
+    assert failed is False and result['tok_s'] == 902.33 and 'verdict' not in result
+
+
+def test_below_the_floor_fails_naming_both_figures(capsys, bench):
+    bench['result'] = ''
+    bench['reply'] = (0, fixture('stdout_no_gen_throughput.txt').replace('85.33', '60.10'), '')
+    failed, result = run(capsys, baseline_tok_s=89.5)
+    assert failed is True
+    assert result['msg'].startswith('THROUGHPUT GATE: 60.10 tok/s (output_throughput) at batch 1')
+    assert 'below the floor 85.02 tok/s (baseline 89.50 tok/s - 5%)' in result['msg']
+    assert result['verdict']['passed'] is False
+
+
+def test_failed_benchmark_reports_its_last_lines(capsys, bench):
+    bench['result'] = ''
+    bench['reply'] = (1, '', 'Traceback (most recent call last):\nrequests.exceptions.ConnectionError: refused\n')
+    failed, result = run(capsys, baseline_tok_s=89.5)
+    assert failed is True
+    assert 'the benchmark failed (rc 1)' in result['msg'] and 'ConnectionError: refused' in result['msg']
+
+
+def test_timeout(capsys, bench):
+    bench['result'] = ''
+    bench['reply'] = (124, '', '')
+    failed, result = run(capsys, timeout=5)
+    assert failed is True and 'did not finish within 5 s' in result['msg']
+
+
+def test_output_without_a_case(capsys, bench):
+    bench['result'] = ''
+    bench['reply'] = (0, 'nothing useful\n', '')
+    failed, result = run(capsys)
+    assert failed is True and 'no benchmark case of batch size 1' in result['msg']
+
+
+def test_check_mode_runs_nothing(capsys, bench):
+    failed, result = run(capsys, baseline_tok_s=89.5, _ansible_check_mode=True)
+    assert failed is False and result['skipped'] is True and bench['calls'] == []
+
+
+@pytest.mark.parametrize('args, text', [
+    ({'batch_size': 0}, 'batch_size must be at least 1'),
+    ({'baseline_tok_s': 0.0}, 'baseline must be above 0'),
+    ({'baseline_tok_s': 89.5, 'tolerance': 1.5}, 'tolerance must be within'),
+    ({'python': '/nonexistent/python'}, 'does not exist or is not executable'),
+])
+def test_bad_input(capsys, bench, args, text):
+    failed, result = run(capsys, **args)
+    assert failed is True and text in result['msg'] and bench['calls'] == []
