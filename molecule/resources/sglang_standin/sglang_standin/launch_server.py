@@ -48,7 +48,8 @@ def start_up(args):
     config = os.path.join(args.model_path, "config.json")
     if not os.path.isfile(config):
         raise OSError("Can't load the configuration of '%s': no config.json" % args.model_path)
-    gpus = [p for p in glob.glob("/dev/nvidia*") if re.match(r"^/dev/nvidia[0-9]+$", p)]
+    dev = os.environ.get("STANDIN_DEV_DIR", "/dev")  # the unit tests point it at a directory of their own
+    gpus = [p for p in glob.glob(os.path.join(dev, "nvidia*")) if re.match(r"^nvidia[0-9]+$", os.path.basename(p))]
     if len(gpus) < args.tp_size:
         raise RuntimeError("tp_size %d needs %d GPUs; %d visible" % (args.tp_size, args.tp_size, len(gpus)))
     if args.speculative_algorithm and not (args.draft and os.path.isfile(os.path.join(args.draft, "config.json"))):
