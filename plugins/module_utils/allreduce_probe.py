@@ -29,6 +29,10 @@ PROBE_SCRIPT = r'''#!/usr/bin/env python3
 Graph mode (default) captures --iterations all-reduces in one CUDA graph and times --replays replays of it with
 CUDA events; --eager times a plain loop of the same length. Per-op time = replay time / iterations. Rank 0 prints
 one JSON line holding the key "allreduce_probe".
+
+--backend torch (default) uses torch.distributed.all_reduce; --backend nccl calls ncclAllReduce through ctypes on
+the current stream, in place, as SGLang's PyNcclCommunicator does inside its CUDA graphs. On 2x H200 both gave the
+same figures (docs/allreduce-probe.md).
 """
 import argparse
 import json
@@ -60,6 +64,65 @@ def percentile(values, q):
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
+def load_nccl(path):
+    """libnccl through ctypes, as SGLang's PyNcclCommunicator (pynccl_wrapper.py) loads it."""
+    import ctypes
+    if not path:
+        # torch's own NCCL (the nvidia-nccl wheel): the library torch.distributed uses, already loaded.
+        try:
+            import nvidia.nccl
+            candidate = os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2")
+            path = candidate if os.path.exists(candidate) else "libnccl.so.2"
+        except ImportError:
+            path = "libnccl.so.2"
+    lib = ctypes.CDLL(path)
+    lib.ncclGetErrorString.restype = ctypes.c_char_p
+    return lib, path
+
+
+class DirectNccl(object):
+    """ncclAllReduce called directly on the current (capturing) stream, in place, like SGLang's pynccl in its
+    CUDA graphs; no torch.distributed bookkeeping around each call."""
+
+    def __init__(self, rank, world_size, device, library):
+        import ctypes
+        import torch
+        import torch.distributed as dist
+
+        class UniqueId(ctypes.Structure):
+            _fields_ = [("internal", ctypes.c_byte * 128)]
+
+        self.ctypes = ctypes
+        self.lib, self.path = load_nccl(library)
+        self.lib.ncclCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, UniqueId, ctypes.c_int]
+        self.lib.ncclAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                           ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        uid = UniqueId()
+        if rank == 0:
+            self.check(self.lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
+        # Share the id over gloo: an NCCL broadcast fails under some sweep settings (NCCL_ALGO=Tree has no
+        # broadcast algorithm; seen on 2x H200 with NCCL 2.28.9).
+        group = dist.new_group(backend="gloo")
+        raw = torch.tensor(bytearray(bytes(uid.internal)), dtype=torch.uint8)
+        dist.broadcast(raw, src=0, group=group)
+        ctypes.memmove(ctypes.addressof(uid), bytes(raw.tolist()), 128)
+        self.comm = ctypes.c_void_p()
+        self.check(self.lib.ncclCommInitRank(ctypes.byref(self.comm), world_size, uid, rank), "ncclCommInitRank")
+        version = ctypes.c_int()
+        self.check(self.lib.ncclGetVersion(ctypes.byref(version)), "ncclGetVersion")
+        self.version = version.value
+
+    def check(self, code, what):
+        if code != 0:
+            raise RuntimeError("%s failed: %s" % (what, self.lib.ncclGetErrorString(code).decode()))
+
+    def all_reduce(self, tensor):
+        import torch
+        # 9 = ncclBfloat16, 0 = ncclSum (nccl.h since NCCL 2.10).
+        self.check(self.lib.ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), 9, 0, self.comm,
+                                          torch.cuda.current_stream().cuda_stream), "ncclAllReduce")
+
+
 def worker(rank, world_size, port, args, nccl_env):
     import torch
     import torch.distributed as dist
@@ -76,24 +139,36 @@ def worker(rank, world_size, port, args, nccl_env):
         torch.cuda.synchronize()
         if float(check[0].item()) != float(world_size):
             raise RuntimeError("all-reduce of ones gave %s, expected %s" % (check[0].item(), world_size))
+        if args.backend == "nccl":
+            direct = DirectNccl(rank, world_size, device, args.nccl_library)
+            all_reduce = direct.all_reduce
+            check = torch.ones(1024, dtype=torch.bfloat16, device=device)
+            all_reduce(check)
+            torch.cuda.synchronize()
+            if float(check[0].item()) != float(world_size):
+                raise RuntimeError("direct ncclAllReduce of ones gave %s, expected %s" % (check[0].item(), world_size))
+        else:
+            direct = None
+            all_reduce = dist.all_reduce
         for size in args.sizes:
-            tensor = torch.zeros(size // 2, dtype=torch.bfloat16, device=device)
+            # --buffers N: consecutive all-reduces cycle over N tensors instead of reusing one.
+            tensors = [torch.zeros(size // 2, dtype=torch.bfloat16, device=device) for _ in range(args.buffers)]
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                for _ in range(args.warmup):
-                    dist.all_reduce(tensor)
+                for i in range(args.warmup):
+                    all_reduce(tensors[i % args.buffers])
             torch.cuda.current_stream().wait_stream(side)
             torch.cuda.synchronize()
             if args.eager:
                 def step():
-                    for _ in range(args.iterations):
-                        dist.all_reduce(tensor)
+                    for i in range(args.iterations):
+                        all_reduce(tensors[i % args.buffers])
             else:
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
-                    for _ in range(args.iterations):
-                        dist.all_reduce(tensor)
+                    for i in range(args.iterations):
+                        all_reduce(tensors[i % args.buffers])
                 torch.cuda.synchronize()
                 step = graph.replay
                 for _ in range(3):
@@ -135,6 +210,10 @@ def worker(rank, world_size, port, args, nccl_env):
                 "iterations": args.iterations,
                 "replays": args.replays,
                 "warmup": args.warmup,
+                "buffers": args.buffers,
+                "backend": args.backend,
+                "nccl_library": direct.path if direct else None,
+                "nccl_direct_version": direct.version if direct else None,
                 "env": nccl_env,
                 "results": results,
             })
@@ -155,12 +234,15 @@ def main():
     parser.add_argument("--replays", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--timeout", type=int, default=300)
+    parser.add_argument("--buffers", type=int, default=1)
+    parser.add_argument("--backend", choices=["nccl", "torch"], default="torch")
+    parser.add_argument("--nccl-library", default="")
     parser.add_argument("--eager", action="store_true")
     args = parser.parse_args()
     if any(size <= 0 or size % 2 for size in args.sizes):
         fail("bad_args", "every size must be a positive even number of bytes (bf16)")
-    if args.iterations < 1 or args.replays < 1 or args.warmup < 1:
-        fail("bad_args", "iterations, replays and warmup must be at least 1")
+    if args.iterations < 1 or args.replays < 1 or args.warmup < 1 or args.buffers < 1:
+        fail("bad_args", "iterations, replays, warmup and buffers must be at least 1")
     try:
         import torch
         import torch.multiprocessing as mp
@@ -326,3 +408,148 @@ def compare_with_reference(result, reference, tolerance=0.15):
         'all_within': bool(compared) and all(r['within'] for r in compared),
         'compared': len(compared),
     }
+
+
+# --- NCCL settings sweep -------------------------------------------------------------------------------------
+
+SWEEP_TIE_SIZE = 1048576
+_NAME_OK = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-')
+
+
+def check_env(env, what='env'):
+    """env as {str: str}; raises ValueError naming the keys that are not NCCL_*."""
+    env = env or {}
+    if not isinstance(env, dict):
+        raise ValueError('%s must be a mapping of NCCL_* names to values' % what)
+    bad = sorted(str(k) for k in env if not str(k).startswith('NCCL_'))
+    if bad:
+        raise ValueError('%s accepts NCCL_* keys only: %s' % (what, ', '.join(bad)))
+    return dict((str(k), str(v)) for k, v in env.items())
+
+
+def merge_env(base, setting):
+    """The environment of one sweep setting: base overlaid by the setting's own values (both NCCL_* only)."""
+    merged = check_env(base, 'env')
+    merged.update(check_env(setting, 'a sweep setting\'s env'))
+    return merged
+
+
+def plan_sweep(base, sweep):
+    """[{'name', 'env' (the setting's own), 'merged_env'}] for a sweep list; raises ValueError on a bad list."""
+    if not isinstance(sweep, list) or not sweep:
+        raise ValueError('sweep must be a non-empty list of {name, env}')
+    seen = set()
+    plan = []
+    for index, item in enumerate(sweep):
+        if not isinstance(item, dict) or not item.get('name'):
+            raise ValueError('sweep entry %d needs a name' % index)
+        name = str(item['name'])
+        if any(ch not in _NAME_OK for ch in name):
+            raise ValueError('sweep entry name %r may hold letters, digits, "_", "." and "-" only' % name)
+        if name in seen:
+            raise ValueError('sweep entry name %r is used twice' % name)
+        seen.add(name)
+        own = check_env(item.get('env') or {}, 'sweep entry %s env' % name)
+        plan.append({'name': name, 'env': own, 'merged_env': merge_env(base, own)})
+    return plan
+
+
+def summarize_setting(name, env, parsed=None, error=None, count=VERIFY_ALLREDUCES, size=DEFAULT_VERIFY_SIZE):
+    """One sweep entry: per-size median/p99 and the verify-pass estimate, or the error that stopped the probe."""
+    entry = {'name': name, 'env': dict(env), 'ok': error is None and parsed is not None, 'error': error,
+             'results': [], 'verify_pass': None}
+    if not entry['ok']:
+        if entry['error'] is None:
+            entry['error'] = 'no result'
+        return entry
+    entry['results'] = [{'bytes': int(r['bytes']), 'median_us': float(r['median_us']), 'p99_us': float(r['p99_us'])}
+                        for r in parsed['results']]
+    try:
+        entry['verify_pass'] = verify_pass_cost_us(parsed['results'], count=count, size=size)
+    except ValueError as exc:
+        entry['error'] = 'no verify-pass estimate: %s' % exc
+        entry['ok'] = False
+    return entry
+
+
+def median_at(entry, size):
+    for row in entry['results']:
+        if row['bytes'] == size:
+            return row['median_us']
+    return None
+
+
+def choose_best(entries, tie_tolerance=0.0, tie_size=SWEEP_TIE_SIZE):
+    """The sweep entry with the lowest verify-pass estimate.
+
+    Entries whose estimate lies within tie_tolerance (a fraction, 0.02 = 2 %) of the lowest count as tied; among
+    them the lowest median at tie_size bytes wins (an entry without that size loses a tie), then the earliest.
+    Failed entries are never chosen. Returns (best entry or None, the names that tied).
+    """
+    if tie_tolerance < 0:
+        raise ValueError('tie_tolerance must not be negative')
+    usable = [e for e in entries if e.get('ok') and e.get('verify_pass')]
+    if not usable:
+        return None, []
+    lowest = min(e['verify_pass']['total_us'] for e in usable)
+    tied = [e for e in usable if e['verify_pass']['total_us'] <= lowest * (1.0 + tie_tolerance)]
+
+    def key(item):
+        index, entry = item
+        at = median_at(entry, tie_size)
+        return (at is None, at if at is not None else 0.0, index)
+    best = sorted(enumerate(tied), key=key)[0][1]
+    return best, [e['name'] for e in tied]
+
+
+def _size_label(size):
+    if size % 1048576 == 0:
+        return '%d MB' % (size // 1048576)
+    if size % 1024 == 0:
+        return '%d KB' % (size // 1024)
+    return '%d B' % size
+
+
+def sweep_table(entries, best_name=None):
+    """A Markdown table of the sweep: median / p99 per size, the verify-pass estimate, the pick marked."""
+    sizes = sorted(set(r['bytes'] for e in entries for r in e['results']))
+    lines = ['| setting | env | ' + ' | '.join(_size_label(s) + ' median / p99 (us)' for s in sizes)
+             + ' | verify pass (us) |',
+             '|---|---|' + '---|' * len(sizes) + '---|']
+    for entry in entries:
+        env = ' '.join('%s=%s' % kv for kv in sorted(entry['env'].items())) or '-'
+        name = entry['name'] + (' **(picked)**' if entry['name'] == best_name else '')
+        if not entry['ok']:
+            lines.append('| %s | %s | ' % (name, env) + ' | '.join('-' for _ in sizes)
+                         + ' | failed: %s |' % str(entry['error']).replace('|', '/'))
+            continue
+        cells = []
+        for size in sizes:
+            row = [r for r in entry['results'] if r['bytes'] == size]
+            cells.append('%.2f / %.2f' % (row[0]['median_us'], row[0]['p99_us']) if row else '-')
+        total = entry['verify_pass']['total_us'] if entry['verify_pass'] else None
+        lines.append('| %s | %s | %s | %s |' % (name, env, ' | '.join(cells), '%.0f' % total if total else '-'))
+    return lines
+
+
+def split_recorded_sweep(text):
+    """[(name, env, stdout)] from a device run's sweep.txt (tests/device/allreduce_sweep.sh).
+
+    Each run starts with '### NAME VAR=VALUE ... | ARGS' and ends with '### end NAME rc=N wall_s=N'.
+    """
+    runs = []
+    current = None
+    for line in (text or '').splitlines():
+        if line.startswith('### end '):
+            if current is not None:
+                fields = dict(f.split('=', 1) for f in line.split()[3:] if '=' in f)
+                current['rc'] = int(fields.get('rc', '0'))
+                runs.append(current)
+            current = None
+        elif line.startswith('### '):
+            head = line[4:].split('|', 1)[0].split()
+            env = dict(f.split('=', 1) for f in head[1:] if '=' in f)
+            current = {'name': head[0], 'env': env, 'stdout': '', 'rc': None}
+        elif current is not None:
+            current['stdout'] += line + '\n'
+    return runs

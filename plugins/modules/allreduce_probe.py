@@ -19,6 +19,10 @@ description:
     messages; not what decode sees).
   - Returns the per-size results, an estimate of the all-reduce cost of a verify pass (122 all-reduces) and, when
     O(reference_us) is given, the ratio to that reference per size.
+  - With O(sweep) it runs the probe once per NCCL setting (O(env) overlaid by the setting's own C(env)), returns
+    every setting's per-size median and p99 and verify-pass estimate, and picks the setting with the lowest
+    verify-pass estimate (ties within O(tie_tolerance) go to the lowest 1 MB median). A setting whose probe fails
+    is reported with its error and not picked; the module fails only when every setting fails.
   - Changes nothing on the host. Fails when the interpreter cannot import torch, sees no CUDA device, or fewer than
     2 GPUs are visible (an all-reduce needs 2).
 author:
@@ -28,7 +32,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: In check mode the probe is not run and no GPU is touched; the result says V(skipped).
+    details: In check mode the probe is not run and no GPU is touched; the result says V(skipped) and lists the
+      planned sweep settings with their merged environments.
   diff_mode:
     support: none
 options:
@@ -66,9 +71,40 @@ options:
     default: {}
   eager:
     description:
-      - Time a plain loop of C(dist.all_reduce) instead of CUDA-graph replays, for comparison.
+      - Time a plain loop of all-reduces instead of CUDA-graph replays, for comparison.
     type: bool
     default: false
+  backend:
+    description:
+      - V(torch) calls C(torch.distributed.all_reduce); V(nccl) calls C(ncclAllReduce) through ctypes on the current
+        stream, in place, as SGLang's PyNcclCommunicator does inside its CUDA graphs (torch's own libnccl).
+      - On 2x H200 both gave the same figures.
+    type: str
+    choices: [torch, nccl]
+    default: torch
+  sweep:
+    description:
+      - NCCL settings to compare. The probe runs once per entry, in order, under O(env) overlaid by the entry's
+        C(env). Include an entry with an empty C(env) to measure the base environment itself.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description:
+          - Name of the setting (letters, digits, C(_), C(.), C(-)); unique within the list.
+        type: str
+        required: true
+      env:
+        description:
+          - NCCL variables of this setting (C(NCCL_*) keys only), for example C(NCCL_PROTO=LL).
+        type: dict
+        default: {}
+  tie_tolerance:
+    description:
+      - With O(sweep), settings whose verify-pass estimate is within this fraction of the lowest count as tied;
+        the lowest median at 1 MB (1048576 bytes) breaks the tie. V(0) means exact ties only.
+    type: float
+    default: 0.02
   timeout:
     description:
       - Seconds after which the probe stops its processes and fails.
@@ -103,11 +139,35 @@ EXAMPLES = r"""
 - name: Show the verify-pass estimate
   ansible.builtin.debug:
     msg: "{{ allreduce.verify_pass.total_us }} us for {{ allreduce.verify_pass.count }} all-reduces"
+
+- name: Sweep NCCL settings and pick the one with the cheapest verify pass
+  gpuops.sglang_stack.allreduce_probe:
+    python: /opt/sglang/current/venv/bin/python
+    env:
+      NCCL_NVLS_ENABLE: "0"
+    sweep:
+      - name: default
+      - name: proto_ll
+        env:
+          NCCL_PROTO: LL
+      - name: channels_16
+        env:
+          NCCL_MIN_NCHANNELS: "16"
+          NCCL_MAX_NCHANNELS: "16"
+      - name: p2p_disabled
+        env:
+          NCCL_P2P_DISABLE: "1"
+  register: allreduce_sweep
+
+- name: Show the pick
+  ansible.builtin.debug:
+    msg: "{{ allreduce_sweep.best.name }}: {{ allreduce_sweep.best.verify_pass.total_us }} us per verify pass"
 """
 
 RETURN = r"""
 results:
-  description: Per size - C(bytes), C(median_us), C(p99_us), C(mean_us), C(min_us), C(max_us), C(samples).
+  description: Per size - C(bytes), C(median_us), C(p99_us), C(mean_us), C(min_us), C(max_us), C(samples). With
+    O(sweep), those of the picked setting.
   returned: when the probe ran
   type: list
   elements: dict
@@ -129,6 +189,22 @@ comparison:
   description: C(rows) (bytes, measured_us, reference_us, ratio, within), C(all_within), C(tolerance), C(compared).
   returned: when O(reference_us) is given and the probe ran
   type: dict
+sweep:
+  description: With O(sweep), one entry per setting in order - C(name), C(env) (merged), C(ok), C(error),
+    C(results) (C(bytes), C(median_us), C(p99_us)), C(verify_pass); in check mode only C(name) and C(env).
+  returned: when O(sweep) is given
+  type: list
+  elements: dict
+best:
+  description: With O(sweep), the picked setting - C(name), C(env), C(verify_pass), C(median_1mb_us) and C(tied)
+    (the names whose estimates counted as tied).
+  returned: when O(sweep) is given and the probe ran
+  type: dict
+sweep_table:
+  description: With O(sweep), a Markdown table of every setting (median / p99 per size, verify-pass estimate).
+  returned: when O(sweep) is given and the probe ran
+  type: list
+  elements: str
 skipped:
   description: True in check mode (the probe is not run).
   returned: in check mode
@@ -148,6 +224,51 @@ from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe
 
 
+def run_probe(module, params, env):
+    """Run the probe once under env; (parsed result, None) or (None, error message)."""
+    fd, script = tempfile.mkstemp(prefix='allreduce_probe.', suffix='.py')
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(to_bytes(allreduce_probe.PROBE_SCRIPT))
+        cmd = [params['python'], script, '--iterations', str(params['iterations']), '--replays',
+               str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
+               '--backend', params['backend'], '--sizes'] + [str(s) for s in params['sizes']]
+        if params['eager']:
+            cmd.append('--eager')
+        rc, out, err = module.run_command(cmd, environ_update=env)
+    finally:
+        os.unlink(script)
+    try:
+        parsed = allreduce_probe.parse_probe_output(out)
+    except allreduce_probe.ProbeError as exc:
+        return None, dict(msg=str(exc), rc=rc, stdout=out, stderr=err)
+    if rc != 0:
+        return None, dict(msg='the probe printed a result but exited with %d' % rc, rc=rc, stdout=out, stderr=err)
+    missing = allreduce_probe.check_sizes(parsed, params['sizes'])
+    if missing:
+        return None, dict(msg='the probe result lacks sizes %s' % missing, rc=rc, stdout=out, stderr=err)
+    return parsed, None
+
+
+def describe(parsed, params, result):
+    """Fill results, world_size, probe, verify_pass and comparison from one parsed probe result."""
+    parsed = dict(parsed)
+    results = parsed.pop('results')
+    world_size = parsed.pop('world_size')
+    result.update(results=results, world_size=world_size, probe=parsed)
+    try:
+        result['verify_pass'] = allreduce_probe.verify_pass_cost_us(results)
+    except ValueError:
+        result['verify_pass'] = None
+    summary = '%s all-reduce on %d x %s: %s' % (
+        parsed.get('mode', 'graph'), world_size, parsed.get('device'),
+        ', '.join('%d B %.2f us' % (r['bytes'], r['median_us']) for r in results))
+    if params['reference_us']:
+        result['comparison'] = allreduce_probe.compare_with_reference({'results': results}, params['reference_us'])
+        summary += '; within 15%% of the reference: %s' % result['comparison']['all_within']
+    return summary
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -158,8 +279,14 @@ def main():
             warmup=dict(type='int', default=20),
             env=dict(type='dict', default={}),
             eager=dict(type='bool', default=False),
+            backend=dict(type='str', default='torch', choices=['torch', 'nccl']),
             timeout=dict(type='int', default=300),
             reference_us=dict(type='dict'),
+            sweep=dict(type='list', elements='dict', options=dict(
+                name=dict(type='str', required=True),
+                env=dict(type='dict', default={}),
+            )),
+            tie_tolerance=dict(type='float', default=0.02),
         ),
         supports_check_mode=True,
     )
@@ -169,55 +296,52 @@ def main():
     for name in ('iterations', 'replays', 'warmup', 'timeout'):
         if params[name] < 1:
             module.fail_json(msg='%s must be at least 1' % name)
-    bad = [k for k in params['env'] if not str(k).startswith('NCCL_')]
-    if bad:
-        module.fail_json(msg='env accepts NCCL_* keys only: %s' % ', '.join(sorted(bad)))
+    if params['tie_tolerance'] < 0:
+        module.fail_json(msg='tie_tolerance must not be negative')
+    try:
+        base_env = allreduce_probe.check_env(params['env'])
+        plan = allreduce_probe.plan_sweep(base_env, params['sweep']) if params['sweep'] is not None else None
+        if params['reference_us']:
+            allreduce_probe.compare_with_reference({'results': []}, params['reference_us'])
+    except (TypeError, ValueError) as exc:
+        module.fail_json(msg=str(exc))
     if module.check_mode:
-        module.exit_json(changed=False, skipped=True, msg='check mode: the all-reduce probe was not run')
+        result = dict(changed=False, skipped=True, msg='check mode: the all-reduce probe was not run')
+        if plan is not None:
+            result['sweep'] = [dict(name=p['name'], env=p['merged_env']) for p in plan]
+        module.exit_json(**result)
     if not os.path.isfile(params['python']) or not os.access(params['python'], os.X_OK):
         module.fail_json(msg='the interpreter %s does not exist or is not executable' % params['python'])
 
-    fd, script = tempfile.mkstemp(prefix='allreduce_probe.', suffix='.py')
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(to_bytes(allreduce_probe.PROBE_SCRIPT))
-        cmd = [params['python'], script, '--iterations', str(params['iterations']), '--replays',
-               str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
-               '--sizes'] + [str(s) for s in params['sizes']]
-        if params['eager']:
-            cmd.append('--eager')
-        env = dict((str(k), str(v)) for k, v in params['env'].items())
-        rc, out, err = module.run_command(cmd, environ_update=env)
-    finally:
-        os.unlink(script)
+    result = dict(changed=False)
+    if plan is None:
+        parsed, error = run_probe(module, params, base_env)
+        if error:
+            module.fail_json(**error)
+        result['msg'] = describe(parsed, params, result)
+        module.exit_json(**result)
 
-    try:
-        parsed = allreduce_probe.parse_probe_output(out)
-    except allreduce_probe.ProbeError as exc:
-        module.fail_json(msg=str(exc), rc=rc, stdout=out, stderr=err)
-    if rc != 0:
-        module.fail_json(msg='the probe printed a result but exited with %d' % rc, rc=rc, stdout=out, stderr=err)
-    missing = allreduce_probe.check_sizes(parsed, params['sizes'])
-    if missing:
-        module.fail_json(msg='the probe result lacks sizes %s' % missing, rc=rc, stdout=out, stderr=err)
-
-    results = parsed.pop('results')
-    world_size = parsed.pop('world_size')
-    result = dict(changed=False, results=results, world_size=world_size, probe=parsed)
-    try:
-        result['verify_pass'] = allreduce_probe.verify_pass_cost_us(results)
-    except ValueError:
-        result['verify_pass'] = None
-    summary = '%s all-reduce on %d x %s: %s' % (
-        parsed.get('mode', 'graph'), world_size, parsed.get('device'),
-        ', '.join('%d B %.2f us' % (r['bytes'], r['median_us']) for r in results))
-    if params['reference_us']:
-        try:
-            result['comparison'] = allreduce_probe.compare_with_reference({'results': results}, params['reference_us'])
-        except (TypeError, ValueError) as exc:
-            module.fail_json(msg='reference_us must map sizes to microseconds: %s' % exc)
-        summary += '; within 15%% of the reference: %s' % result['comparison']['all_within']
-    result['msg'] = summary
+    entries = []
+    picked = {}
+    for setting in plan:
+        parsed, error = run_probe(module, params, setting['merged_env'])
+        entries.append(allreduce_probe.summarize_setting(setting['name'], setting['merged_env'], parsed,
+                                                         error['msg'] if error else None))
+        if parsed is not None:
+            picked[setting['name']] = parsed
+    best, tied = allreduce_probe.choose_best(entries, params['tie_tolerance'])
+    result['sweep'] = entries
+    result['sweep_table'] = allreduce_probe.sweep_table(entries, best['name'] if best else None)
+    if best is None:
+        module.fail_json(msg='every sweep setting failed: %s' % '; '.join(
+            '%s: %s' % (e['name'], e['error']) for e in entries), **result)
+    result['best'] = dict(name=best['name'], env=best['env'], verify_pass=best['verify_pass'], tied=tied,
+                          median_1mb_us=allreduce_probe.median_at(best, allreduce_probe.SWEEP_TIE_SIZE))
+    summary = describe(picked[best['name']], params, result)
+    failed = [e['name'] for e in entries if not e['ok']]
+    result['msg'] = 'sweep of %d settings picked %s (verify pass %.0f us)%s; %s' % (
+        len(entries), best['name'], best['verify_pass']['total_us'],
+        ', failed: %s' % ', '.join(failed) if failed else '', summary)
     module.exit_json(**result)
 
 

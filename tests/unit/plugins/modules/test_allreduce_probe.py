@@ -98,3 +98,89 @@ def test_missing_size_fails(capsys, calls):
 def test_bad_arguments(capsys, calls, args, match):
     failed, result = run_module(capsys, args)
     assert failed is True and match in result['msg'] and calls['calls'] == []
+
+
+# --- sweep ----------------------------------------------------------------------------------------------------
+
+RUN1 = ap.split_recorded_sweep(recorded.read(recorded.FIXTURES, 'allreduce', 'sweep_torch_run1.txt'))[:11]
+RUN3 = ap.split_recorded_sweep(recorded.read(recorded.FIXTURES, 'allreduce', 'sweep_nccl_run3.txt'))[:11]
+SWEEP = [{'name': r['name'], 'env': r['env']} for r in RUN1]
+
+
+@pytest.fixture
+def by_env(monkeypatch):
+    """Replace run_command; reply with the recorded run whose setting env is part of the call's env."""
+    state = {'calls': [], 'runs': RUN1}
+
+    def fake(self, cmd, environ_update=None, **kwargs):
+        state['calls'].append((cmd, dict(environ_update)))
+        own = dict((k, v) for k, v in environ_update.items() if k != 'NCCL_NVLS_ENABLE')
+        for run in state['runs']:
+            if run['env'] == own:
+                return run['rc'], run['stdout'], ''
+        return 1, '', 'no recorded run for %s' % own
+    monkeypatch.setattr(AnsibleModule, 'run_command', fake)
+    return state
+
+
+def test_sweep_runs_every_setting_and_picks(capsys, by_env):
+    reference = dict((str(k), v) for k, v in ap.NCCL_TESTS_H200_X2.items())
+    failed, result = run_module(capsys, {'python': sys.executable, 'env': {'NCCL_NVLS_ENABLE': '0'}, 'sweep': SWEEP,
+                                         'reference_us': reference})
+    assert failed is False, result['msg']
+    assert len(by_env['calls']) == 11
+    assert by_env['calls'][1][1] == {'NCCL_NVLS_ENABLE': '0', 'NCCL_ALGO': 'Ring'}
+    assert by_env['calls'][0][1] == {'NCCL_NVLS_ENABLE': '0'}
+    assert [e['name'] for e in result['sweep']] == [s['name'] for s in SWEEP]
+    assert result['sweep'][1]['env'] == {'NCCL_NVLS_ENABLE': '0', 'NCCL_ALGO': 'Ring'}
+    assert all(e['ok'] for e in result['sweep'])
+    # default, channels_8 and channels_16 tie within 2 %; default has the lowest 1 MB median.
+    assert result['best']['name'] == 'default' and result['best']['tied'] == ['default', 'channels_8', 'channels_16']
+    assert result['best']['median_1mb_us'] == pytest.approx(18.398)
+    assert result['results'][-1]['median_us'] == pytest.approx(18.398)
+    assert result['verify_pass']['total_us'] == pytest.approx(122 * 11.601)
+    assert [r['within'] for r in result['comparison']['rows']] == [True, True, True, True, False]
+    assert result['sweep_table'][2].startswith('| default **(picked)** |')
+    assert result['msg'].startswith('sweep of 11 settings picked default (verify pass 1415 us); graph all-reduce')
+
+
+def test_sweep_exact_ties_only(capsys, by_env):
+    failed, result = run_module(capsys, {'python': sys.executable, 'sweep': SWEEP, 'tie_tolerance': 0})
+    assert failed is False and result['best']['name'] == 'channels_16' and result['best']['tied'] == ['channels_16']
+
+
+def test_sweep_reports_a_failed_setting(capsys, by_env):
+    by_env['runs'] = RUN3
+    failed, result = run_module(capsys, {'python': sys.executable, 'backend': 'nccl', 'sweep': SWEEP})
+    assert failed is False
+    assert all(cmd[cmd.index('--backend') + 1] == 'nccl' for cmd, _env in by_env['calls'])
+    tree = result['sweep'][2]
+    assert tree['name'] == 'algo_tree' and tree['ok'] is False and 'NCCL_ALGO was set to Tree' in tree['error']
+    assert result['best']['name'] == 'default' and ', failed: algo_tree;' in result['msg']
+
+
+def test_sweep_fails_when_every_setting_fails(capsys, by_env):
+    by_env['runs'] = []
+    failed, result = run_module(capsys, {'python': sys.executable, 'sweep': SWEEP[:2]})
+    assert failed is True and result['msg'].startswith('every sweep setting failed: default: no probe result line')
+    assert len(result['sweep']) == 2 and 'best' not in result
+
+
+def test_sweep_check_mode_plans_without_running(capsys, by_env):
+    failed, result = run_module(capsys, {'python': '/nonexistent/python', '_ansible_check_mode': True,
+                                         'env': {'NCCL_NVLS_ENABLE': '0'}, 'sweep': SWEEP[:2]})
+    assert failed is False and result['skipped'] is True and by_env['calls'] == []
+    assert result['sweep'] == [{'name': 'default', 'env': {'NCCL_NVLS_ENABLE': '0'}},
+                               {'name': 'algo_ring', 'env': {'NCCL_NVLS_ENABLE': '0', 'NCCL_ALGO': 'Ring'}}]
+
+
+@pytest.mark.parametrize('args, match', [
+    ({'sweep': [{'name': 'a'}, {'name': 'a'}]}, 'used twice'),
+    ({'sweep': [{'name': 'a', 'env': {'LD_PRELOAD': 'x'}}]}, 'NCCL_* keys only'),
+    ({'sweep': []}, 'non-empty'),
+    ({'tie_tolerance': -1.0}, 'tie_tolerance'),
+    ({'reference_us': {'x': 1}}, 'invalid literal'),
+])
+def test_sweep_bad_arguments(capsys, by_env, args, match):
+    failed, result = run_module(capsys, dict(args, python=sys.executable))
+    assert failed is True and match in result['msg'] and by_env['calls'] == []

@@ -1,0 +1,262 @@
+// NCCL all-reduce timed without torch: one process drives every visible GPU (ncclCommInitAll), like
+// nccl-tests' all_reduce_perf -g N. An independent check of the collection's all-reduce probe
+// (plugins/module_utils/allreduce_probe.py) and a way to tell NCCL's own behaviour from the probe's.
+//
+// For each size (bf16) and each mode it prints one JSON line:
+//   eager_oop      ncclAllReduce(send, recv) launched back to back, host time / iterations (nccl-tests' method)
+//   eager_inplace  the same with send == recv
+//   graph_oop      --per-graph all-reduces captured in one CUDA graph per GPU, replayed; per op = replay / per-graph
+//   graph_inplace  the same with send == recv (what the torch probe does: dist.all_reduce is in place)
+// Graph modes also report the median and p99 over replays (CUDA events on GPU 0's stream).
+//
+// Build: nvcc -O2 -o nccl_direct nccl_direct.cu -I<nccl>/include -L<nccl>/lib -lnccl
+// Run:   ./nccl_direct [warmup iterations per_graph]   (defaults 50 1000 20, as nccl-tests -w 50 -n 1000)
+//        ./nccl_direct warmup iterations per_graph NPROCS   one process per GPU instead (see run_rank)
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CK(x)                                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (x);                                                                        \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::printf("{\"nccl_direct\": 1, \"error\": \"cuda\", \"msg\": \"%s at line %d\"}\n",    \
+                  cudaGetErrorString(e_), __LINE__);                                             \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+#define NK(x)                                                                                    \
+  do {                                                                                           \
+    ncclResult_t r_ = (x);                                                                       \
+    if (r_ != ncclSuccess) {                                                                     \
+      std::printf("{\"nccl_direct\": 1, \"error\": \"nccl\", \"msg\": \"%s at line %d\"}\n",    \
+                  ncclGetErrorString(r_), __LINE__);                                             \
+      std::exit(3);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+static double pct(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  double pos = (v.size() - 1) * q / 100.0;
+  size_t lo = (size_t)pos;
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+// One process per GPU (as SGLang and the torch probe run), ranks joined with ncclCommInitRank; rank 0 prints.
+// In place, eager (host clock) and CUDA graphs of 5, 20 and 100 all-reduces.
+static int run_rank(int rank, int nranks, ncclUniqueId id, int warmup, int iters) {
+  CK(cudaSetDevice(rank));
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  void* buf;
+  const size_t max_bytes = 1048576;
+  CK(cudaMalloc(&buf, max_bytes));
+  CK(cudaMemset(buf, 0, max_bytes));
+  ncclComm_t comm;
+  NK(ncclCommInitRank(&comm, nranks, id, rank));
+  int version = 0;
+  NK(ncclGetVersion(&version));
+  const size_t sizes[] = {4096, 16384, 65536, 262144, 1048576};
+  for (size_t bytes : sizes) {
+    size_t count = bytes / 2;
+    for (int i = 0; i < warmup; ++i) NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream));
+    CK(cudaStreamSynchronize(stream));
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream));
+    CK(cudaStreamSynchronize(stream));
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+    if (rank == 0)
+      std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"procs\": \"one_per_gpu\", "
+                  "\"mode\": \"eager_inplace\", \"bytes\": %zu, \"mean_us\": %.3f, \"iterations\": %d}\n",
+                  version, nranks, bytes, us, iters);
+    const int per_graphs[] = {5, 20, 100};
+    for (int per_graph : per_graphs) {
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      for (int i = 0; i < per_graph; ++i) NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream));
+      CK(cudaStreamEndCapture(stream, &graph));
+      CK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
+      CK(cudaStreamSynchronize(stream));
+      int replays = std::max(1, iters / per_graph);
+      std::vector<cudaEvent_t> ev(2 * replays);
+      for (auto& e : ev) CK(cudaEventCreate(&e));
+      t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < replays; ++r) {
+        CK(cudaEventRecord(ev[2 * r], stream));
+        CK(cudaGraphLaunch(exec, stream));
+        CK(cudaEventRecord(ev[2 * r + 1], stream));
+      }
+      CK(cudaStreamSynchronize(stream));
+      us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+           (double(replays) * per_graph);
+      std::vector<double> per_op(replays);
+      for (int r = 0; r < replays; ++r) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+        per_op[r] = ms * 1000.0 / per_graph;
+      }
+      if (rank == 0)
+        std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"procs\": \"one_per_gpu\", "
+                    "\"mode\": \"graph_inplace\", \"bytes\": %zu, \"mean_us\": %.3f, \"median_us\": %.3f, "
+                    "\"p99_us\": %.3f, \"per_graph\": %d, \"replays\": %d}\n",
+                    version, nranks, bytes, us, pct(per_op, 50), pct(per_op, 99), per_graph, replays);
+      std::fflush(stdout);
+      for (auto& e : ev) CK(cudaEventDestroy(e));
+      CK(cudaGraphExecDestroy(exec));
+      CK(cudaGraphDestroy(graph));
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int warmup = argc > 1 ? std::atoi(argv[1]) : 50;
+  int iters = argc > 2 ? std::atoi(argv[2]) : 1000;
+  int per_graph = argc > 3 ? std::atoi(argv[3]) : 20;
+  if (argc > 4) {
+    // ./nccl_direct W N G NPROCS: one forked process per GPU. The parent touches no CUDA before fork.
+    int nranks = std::atoi(argv[4]);
+    ncclUniqueId id;
+    NK(ncclGetUniqueId(&id));
+    std::vector<pid_t> kids;
+    for (int r = 0; r < nranks; ++r) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        std::fflush(stdout);
+        _exit(run_rank(r, nranks, id, warmup, iters));
+      }
+      kids.push_back(pid);
+    }
+    int rc = 0;
+    for (pid_t pid : kids) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+    }
+    return rc;
+  }
+  int ndev = 0;
+  CK(cudaGetDeviceCount(&ndev));
+  if (ndev < 2) {
+    std::printf("{\"nccl_direct\": 1, \"error\": \"too_few_gpus\", \"msg\": \"%d visible\"}\n", ndev);
+    return 2;
+  }
+  std::vector<int> devs(ndev);
+  for (int i = 0; i < ndev; ++i) devs[i] = i;
+  std::vector<ncclComm_t> comms(ndev);
+  NK(ncclCommInitAll(comms.data(), ndev, devs.data()));
+  int version = 0;
+  NK(ncclGetVersion(&version));
+  const size_t sizes[] = {4096, 16384, 65536, 262144, 1048576};
+  const size_t max_bytes = 1048576;
+  std::vector<cudaStream_t> streams(ndev);
+  std::vector<void*> send(ndev), recv(ndev);
+  for (int d = 0; d < ndev; ++d) {
+    CK(cudaSetDevice(d));
+    CK(cudaStreamCreateWithFlags(&streams[d], cudaStreamNonBlocking));
+    CK(cudaMalloc(&send[d], max_bytes));
+    CK(cudaMalloc(&recv[d], max_bytes));
+    CK(cudaMemset(send[d], 0, max_bytes));
+    CK(cudaMemset(recv[d], 0, max_bytes));
+  }
+  auto sync_all = [&]() {
+    for (int d = 0; d < ndev; ++d) {
+      CK(cudaSetDevice(d));
+      CK(cudaStreamSynchronize(streams[d]));
+    }
+  };
+  auto launch = [&](size_t count, bool inplace) {
+    NK(ncclGroupStart());
+    for (int d = 0; d < ndev; ++d)
+      NK(ncclAllReduce(inplace ? recv[d] : send[d], recv[d], count, ncclBfloat16, ncclSum, comms[d], streams[d]));
+    NK(ncclGroupEnd());
+  };
+  for (size_t bytes : sizes) {
+    size_t count = bytes / 2;
+    for (int inplace = 0; inplace < 2; ++inplace) {
+      // Eager: nccl-tests' timing (host clock around iterations back-to-back launches, then a sync).
+      for (int i = 0; i < warmup; ++i) launch(count, inplace);
+      sync_all();
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) launch(count, inplace);
+      sync_all();
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+      std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"mode\": \"eager_%s\", \"bytes\": %zu, "
+                  "\"mean_us\": %.3f, \"iterations\": %d}\n",
+                  version, ndev, inplace ? "inplace" : "oop", bytes, us, iters);
+      std::fflush(stdout);
+
+      // Graph: per_graph all-reduces captured per GPU, replays timed with events on GPU 0.
+      std::vector<cudaGraph_t> graphs(ndev);
+      std::vector<cudaGraphExec_t> execs(ndev);
+      for (int d = 0; d < ndev; ++d) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamBeginCapture(streams[d], cudaStreamCaptureModeGlobal));
+      }
+      for (int i = 0; i < per_graph; ++i) launch(count, inplace);
+      // End every capture before instantiating: in global capture mode no graph may be instantiated while
+      // another stream is still capturing.
+      for (int d = 0; d < ndev; ++d) {
+        CK(cudaSetDevice(d));
+        CK(cudaStreamEndCapture(streams[d], &graphs[d]));
+      }
+      for (int d = 0; d < ndev; ++d) {
+        CK(cudaSetDevice(d));
+        CK(cudaGraphInstantiate(&execs[d], graphs[d], 0));
+      }
+      auto replay = [&]() {
+        for (int d = 0; d < ndev; ++d) {
+          CK(cudaSetDevice(d));
+          CK(cudaGraphLaunch(execs[d], streams[d]));
+        }
+      };
+      for (int i = 0; i < 3; ++i) replay();
+      sync_all();
+      int replays = std::max(1, iters / per_graph);
+      std::vector<cudaEvent_t> ev(2 * replays);
+      CK(cudaSetDevice(0));
+      for (auto& e : ev) CK(cudaEventCreate(&e));
+      t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < replays; ++r) {
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(ev[2 * r], streams[0]));
+        replay();
+        CK(cudaSetDevice(0));
+        CK(cudaEventRecord(ev[2 * r + 1], streams[0]));
+      }
+      sync_all();
+      us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+           (double(replays) * per_graph);
+      std::vector<double> per_op(replays);
+      for (int r = 0; r < replays; ++r) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+        per_op[r] = ms * 1000.0 / per_graph;
+      }
+      std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"mode\": \"graph_%s\", \"bytes\": %zu, "
+                  "\"mean_us\": %.3f, \"median_us\": %.3f, \"p99_us\": %.3f, \"per_graph\": %d, \"replays\": %d}\n",
+                  version, ndev, inplace ? "inplace" : "oop", bytes, us, pct(per_op, 50), pct(per_op, 99), per_graph,
+                  replays);
+      std::fflush(stdout);
+      for (auto& e : ev) CK(cudaEventDestroy(e));
+      for (int d = 0; d < ndev; ++d) {
+        CK(cudaGraphExecDestroy(execs[d]));
+        CK(cudaGraphDestroy(graphs[d]));
+      }
+    }
+  }
+  // No ncclCommDestroy: the torch probe hung in communicator teardown after graph capture on this
+  // machine; the process exit releases everything.
+  return 0;
+}
