@@ -9,12 +9,12 @@
 #   sglang.txt     tests/device/sglang_patched_import.py (real sglang 0.5.9 wheel from .whl/, patched, imported)
 #   log.txt        stderr of everything
 # Usage: tests/device/allreduce_sweep.sh OUTDIR [parts]
-#   parts: any of direct direct_mp sweep sweep_torch diag diag_torch debug sglang
-#   (default: direct direct_mp sweep diag sglang)
+#   parts: any of direct direct_mp sweep sweep_nccl diag diag_torch debug sglang
+#   (default: direct direct_mp sweep sweep_nccl diag sglang)
 set -u
 out=${1:?usage: $0 OUTDIR [parts]}
 shift
-parts=${*:-direct direct_mp sweep diag sglang}
+parts=${*:-direct direct_mp sweep sweep_nccl diag sglang}
 mkdir -p "$out"
 # NVLink multicast stays off on the shared hosts (KINDS.md): a program using it can take the GPUs out of service.
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -86,15 +86,16 @@ sweep() {  # sweep PREFIX [probe args]
   probe_run "${pre}p2p_disabled" NCCL_P2P_DISABLE=1 -- "$@"
 }
 
-# Default backend (direct ncclAllReduce, as SGLang's pynccl in its graphs).
-if has sweep; then sweep "" ; fi
-# torch.distributed.all_reduce (the probe's only backend before; run 1 of 2026-11-30).
-if has sweep_torch; then sweep torch_ --backend torch; fi
+# torch.distributed.all_reduce, the default backend (run 1 of 2026-11-30).
+if has sweep; then sweep "" --backend torch; fi
+# Direct ncclAllReduce, as SGLang's pynccl in its graphs (run 3 of 2026-11-30, where the names had no prefix).
+if has sweep_nccl; then sweep nccl_ --backend nccl; fi
 
+# Run 3's diagnostics (direct ncclAllReduce).
 if has diag; then
-  probe_run iterations_5 -- --iterations 5 --replays 400
-  probe_run iterations_100 -- --iterations 100 --replays 100
-  probe_run eager -- --eager
+  probe_run iterations_5 -- --backend nccl --iterations 5 --replays 400
+  probe_run iterations_100 -- --backend nccl --iterations 100 --replays 100
+  probe_run eager -- --backend nccl --eager
   probe_run one_gpu CUDA_VISIBLE_DEVICES=0 --
 fi
 
