@@ -373,9 +373,10 @@ def container_driver_problem(container, host_version, driver, method):
     if method == 'rootfs':
         if driver.get('problem') == 'not_found':
             return {'code': 'no_userspace_driver',
-                    'msg': '%s: no libnvidia-ml.so.<version> in the container root file system %s. Fix: start the container '
-                           '(Proxmox VE: stop it and pct mount it, or set rootfs to its storage path), or install the user-space driver of the host version in it '
-                           '(NVIDIA-Linux-x86_64-%s.run --no-kernel-module), or set its rootfs path. Nothing was changed.'
+                    'msg': '%s: no libnvidia-ml.so.<version> in the container root file system %s. Fix: install the user-space '
+                           'driver of the host version in it (NVIDIA-Linux-x86_64-%s.run --no-kernel-module), or point rootfs at '
+                           'its root as the host sees it (Proxmox VE: stop it and pct mount it, or its storage path). '
+                           'Nothing was changed.'
                            % (container, driver.get('rootfs'), host_version)}
         if driver.get('problem') == 'ambiguous':
             return {'code': 'ambiguous_userspace_driver',

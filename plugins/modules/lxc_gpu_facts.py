@@ -62,7 +62,7 @@ options:
       flavour:
         description:
           - V(lxc) for C(/var/lib/lxc/<name>/config) with C(key = value) lines.
-          - V(proxmox) for C(/etc/pve/lxc/<vmid>.conf) with C(key: value) lines.
+          - "V(proxmox) for C(/etc/pve/lxc/<vmid>.conf) with C(key: value) lines."
           - Default O(flavour).
         type: str
         choices: [lxc, proxmox]
