@@ -520,7 +520,7 @@ def sweep_table(entries, best_name=None):
         env = ' '.join('%s=%s' % kv for kv in sorted(entry['env'].items())) or '-'
         name = entry['name'] + (' **(picked)**' if entry['name'] == best_name else '')
         if not entry['ok']:
-            lines.append('| %s | %s | ' % (name, env) + ' | '.join('-' for _ in sizes)
+            lines.append('| %s | %s | ' % (name, env) + ' | '.join(['-'] * len(sizes))
                          + ' | failed: %s |' % str(entry['error']).replace('|', '/'))
             continue
         cells = []

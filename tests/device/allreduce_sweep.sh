@@ -36,9 +36,11 @@ probe_run() {  # probe_run NAME [VAR=VALUE ...] -- [probe args]
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   local t0=$SECONDS
-  echo "### $name ${envs[*]} | $*" >>"$out/sweep.txt"
-  env "${envs[@]}" timeout 100 "$P" "$probe" --timeout 90 "$@" >>"$out/sweep.txt" 2>>"$log"
-  echo "### end $name rc=$? wall_s=$((SECONDS - t0))" >>"$out/sweep.txt"
+  {
+    echo "### $name ${envs[*]} | $*"
+    env "${envs[@]}" timeout 100 "$P" "$probe" --timeout 90 "$@" 2>>"$log"
+    echo "### end $name rc=$? wall_s=$((SECONDS - t0))"
+  } >>"$out/sweep.txt"
 }
 
 build_direct() {
@@ -57,9 +59,12 @@ build_direct() {
 # One process driving every GPU (nccl-tests -g N style), four NCCL settings.
 if has direct && build_direct; then
   for setting in "" NCCL_PROTO=LL128 NCCL_PROTO=Simple "NCCL_MIN_NCHANNELS=32 NCCL_MAX_NCHANNELS=32"; do
-    echo "### nccl_direct ${setting:-default}" >>"$out/direct.txt"
-    env $setting timeout 90 /tmp/nccl_direct 50 1000 20 >>"$out/direct.txt" 2>>"$log"
-    echo "### end rc=$?" >>"$out/direct.txt"
+    read -ra kv <<<"$setting"
+    {
+      echo "### nccl_direct ${setting:-default}"
+      env "${kv[@]}" timeout 90 /tmp/nccl_direct 50 1000 20 2>>"$log"
+      echo "### end rc=$?"
+    } >>"$out/direct.txt"
   done
 fi
 
@@ -67,9 +72,12 @@ fi
 if has direct_mp && build_direct; then
   gpus=$(nvidia-smi -L | grep -c '^GPU')
   for setting in "" NCCL_P2P_DISABLE=1; do
-    echo "### nccl_direct one process per GPU ${setting:-default}" >>"$out/direct.txt"
-    env $setting timeout 120 /tmp/nccl_direct 50 1000 20 "$gpus" >>"$out/direct.txt" 2>>"$log"
-    echo "### end rc=$?" >>"$out/direct.txt"
+    read -ra kv <<<"$setting"
+    {
+      echo "### nccl_direct one process per GPU ${setting:-default}"
+      env "${kv[@]}" timeout 120 /tmp/nccl_direct 50 1000 20 "$gpus" 2>>"$log"
+      echo "### end rc=$?"
+    } >>"$out/direct.txt"
   done
 fi
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, gpuops.sglang_stack maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -77,7 +76,7 @@ def load_patch_series():
 
 def run_child(args, timeout=240):
     try:
-        proc = subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return 124, '', 'timeout after %d s' % timeout
     return proc.returncode, proc.stdout, proc.stderr
