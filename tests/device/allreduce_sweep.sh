@@ -9,7 +9,7 @@
 #   sglang.txt     tests/device/sglang_patched_import.py (real sglang 0.5.9 wheel from .whl/, patched, imported)
 #   log.txt        stderr of everything
 # Usage: tests/device/allreduce_sweep.sh OUTDIR [parts]
-#   parts: any of direct direct_mp sweep sweep_nccl diag diag_torch debug sglang
+#   parts: any of direct direct_mp sweep sweep_nccl nccl_tree diag diag_torch debug sglang
 #   (default: direct direct_mp sweep sweep_nccl diag sglang)
 set -u
 out=${1:?usage: $0 OUTDIR [parts]}
@@ -98,6 +98,9 @@ sweep() {  # sweep PREFIX [probe args]
 if has sweep; then sweep "" --backend torch; fi
 # Direct ncclAllReduce, as SGLang's pynccl in its graphs (run 3 of 2026-11-30, where the names had no prefix).
 if has sweep_nccl; then sweep nccl_ --backend nccl; fi
+
+# The direct backend under NCCL_ALGO=Tree (failed in run 3 while the unique id went over an NCCL broadcast).
+if has nccl_tree; then probe_run nccl_algo_tree NCCL_ALGO=Tree -- --backend nccl; fi
 
 # Run 3's diagnostics (direct ncclAllReduce).
 if has diag; then
