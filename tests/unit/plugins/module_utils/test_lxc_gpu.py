@@ -338,3 +338,16 @@ def test_list_dev(tmp_path):
     (tmp_path / 'nvidia-caps').mkdir()
     assert lxc_gpu.list_dev(str(tmp_path)) == (['nvidia-uvm', 'nvidia0', 'nvidia1', 'nvidiactl'], True)
     assert lxc_gpu.list_dev(str(tmp_path / 'missing')) == ([], False)
+
+
+def test_analyse_proxmox_rewrite_moves_the_block_lines_below_its_markers():
+    # pve-container's parse_pct_config keeps "#" lines as the description and writes them back first,
+    # then the keys, raw lxc.* keys last: after `pct set` the markers are together at the top and the
+    # block's lines sit below. The lines are then outside the block: reported, so nothing is doubled.
+    majors = {'nvidia': 195, 'nvidia-uvm': 238, 'nvidia-caps': None}
+    wanted = lxc_gpu.render_block('proxmox', majors, lxc_gpu.mount_nodes(['nvidia0', 'nvidiactl']))
+    rewritten = '\n'.join([MARKERS[0], MARKERS[1], 'arch: amd64', 'hostname: gpu-ct-01'] + wanted) + '\n'
+    result = lxc_gpu.analyse_config(rewritten, MARKERS[0], MARKERS[1], wanted, majors, 'proxmox', lxc_gpu.character_majors(PROC_DEVICES))
+    assert result['block_present'] and not result['block_current']
+    assert [entry['line'] for entry in result['foreign_entries']] == wanted
+    assert set(entry['kind'] for entry in result['foreign_entries']) == {'duplicate'}
