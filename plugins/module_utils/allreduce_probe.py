@@ -22,6 +22,11 @@ MARKER = 'allreduce_probe'
 # per op in us (/work/shared/reference/gpu-measurements.md).
 NCCL_TESTS_H200_X2 = {4096: 12.63, 16384: 12.96, 65536: 13.91, 262144: 14.54, 1048576: 14.62}
 NCCL_TESTS_H200_X2_P2P_DISABLED = {4096: 15.74, 16384: 18.46, 65536: 18.53, 262144: 35.59, 1048576: 63.04}
+# NCCL alone in CUDA graphs on the same 2x H200, one process per GPU, 20 in-place all-reduces per graph, median of 50
+# replays (tests/device/nccl_direct.cu, 2026-11-30, tests/unit/fixtures/allreduce/nccl_direct_mp_run4.txt). The
+# graph-mode reference: nccl-tests' figures above are eager, and host-launch bound up to 256 KB.
+NCCL_GRAPH_H200_X2 = {4096: 6.154, 16384: 6.7, 65536: 7.106, 262144: 8.378, 1048576: 13.6}
+NCCL_GRAPH_H200_X2_P2P_DISABLED = {4096: 9.779, 16384: 10.95, 65536: 15.269, 262144: 34.762, 1048576: 61.168}
 
 PROBE_SCRIPT = r'''#!/usr/bin/env python3
 """All-reduce latency probe (gpuops.sglang_stack): one process per visible GPU, NCCL, bf16.
@@ -29,6 +34,9 @@ PROBE_SCRIPT = r'''#!/usr/bin/env python3
 Graph mode (default) captures --iterations all-reduces in one CUDA graph and times --replays replays of it with
 CUDA events; --eager times a plain loop of the same length. Per-op time = replay time / iterations. Rank 0 prints
 one JSON line holding the key "allreduce_probe".
+
+Replays and their CUDA events run on a side stream (--stream side, default), not on the default stream, whose
+replays were about 5 us per all-reduce slower on 2x H200 (docs/allreduce-probe.md).
 
 --backend torch (default) uses torch.distributed.all_reduce; --backend nccl calls ncclAllReduce through ctypes on
 the current stream, in place, as SGLang's PyNcclCommunicator does inside its CUDA graphs. On 2x H200 both gave the
@@ -171,20 +179,29 @@ def worker(rank, world_size, port, args, nccl_env):
                         all_reduce(tensors[i % args.buffers])
                 torch.cuda.synchronize()
                 step = graph.replay
-                for _ in range(3):
-                    step()
+            # --stream side (default): replay and time on a stream of the pool. On the default (legacy) stream each
+            # all-reduce of a replayed graph took about 5 us more on 2x H200, more the longer the graph (4 KB:
+            # 11-12 us against 6.4 us, 1 MB: 18.4-19.6 against 13.9); --stream current keeps that for comparison.
+            timing = torch.cuda.Stream() if args.stream == "side" else torch.cuda.current_stream()
+            timing.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(timing):
+                if not args.eager:
+                    for _ in range(3):
+                        step()
+                    torch.cuda.synchronize()
+                dist.barrier()
                 torch.cuda.synchronize()
-            dist.barrier()
-            torch.cuda.synchronize()
-            starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
-            ends = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
-            for i in range(args.replays):
-                starts[i].record()
-                step()
-                ends[i].record()
-            torch.cuda.synchronize()
+                starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
+                ends = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
+                for i in range(args.replays):
+                    starts[i].record()
+                    step()
+                    ends[i].record()
+                torch.cuda.synchronize()
             per_op = [s.elapsed_time(e) * 1000.0 / args.iterations for s, e in zip(starts, ends)]
+            loop_us = starts[0].elapsed_time(ends[-1]) * 1000.0 / (args.iterations * args.replays)
             results.append({
+                "loop_mean_us": round(loop_us, 3),
                 "bytes": size,
                 "median_us": round(percentile(per_op, 50), 3),
                 "p99_us": round(percentile(per_op, 99), 3),
@@ -212,6 +229,7 @@ def worker(rank, world_size, port, args, nccl_env):
                 "warmup": args.warmup,
                 "buffers": args.buffers,
                 "backend": args.backend,
+                "stream": args.stream,
                 "nccl_library": direct.path if direct else None,
                 "nccl_direct_version": direct.version if direct else None,
                 "env": nccl_env,
@@ -237,6 +255,7 @@ def main():
     parser.add_argument("--buffers", type=int, default=1)
     parser.add_argument("--backend", choices=["nccl", "torch"], default="torch")
     parser.add_argument("--nccl-library", default="")
+    parser.add_argument("--stream", choices=["current", "side"], default="side")
     parser.add_argument("--eager", action="store_true")
     args = parser.parse_args()
     if any(size <= 0 or size % 2 for size in args.sizes):

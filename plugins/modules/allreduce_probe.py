@@ -13,8 +13,9 @@ version_added: 1.0.0
 description:
   - Writes a small probe program to a temporary file and runs it with O(python), the stack's interpreter (it needs
     torch with CUDA). The program starts one process per visible GPU (NCCL backend, C(127.0.0.1), a free port).
-  - For each size in O(sizes) (bf16 tensors) it warms up, captures O(iterations) C(dist.all_reduce) calls in one CUDA
-    graph and times O(replays) replays with CUDA events; the per-op time is the replay time divided by O(iterations).
+  - For each size in O(sizes) (bf16 tensors) it warms up, captures O(iterations) all-reduces in one CUDA graph and
+    times O(replays) replays with CUDA events on a side stream; the per-op time is the replay time divided by
+    O(iterations).
     It reports the median and p99 per size. With O(eager) it times a plain loop instead (2-3x slower for small
     messages; not what decode sees).
   - Returns the per-size results, an estimate of the all-reduce cost of a verify pass (122 all-reduces) and, when
@@ -82,6 +83,13 @@ options:
     type: str
     choices: [torch, nccl]
     default: torch
+  stream:
+    description:
+      - V(side) replays the graphs (and records the timing events) on a stream of torch's pool; V(current) on the
+        process's default stream, which on 2x H200 added about 5 us to each all-reduce of a replayed graph.
+    type: str
+    choices: [side, current]
+    default: side
   sweep:
     description:
       - NCCL settings to compare. The probe runs once per entry, in order, under O(env) overlaid by the entry's
@@ -128,12 +136,13 @@ EXAMPLES = r"""
     python: /opt/sglang/current/venv/bin/python
     env:
       NCCL_NVLS_ENABLE: "0"
+    # NCCL alone in CUDA graphs on this host (tests/device/nccl_direct.cu), the graph-mode reference.
     reference_us:
-      4096: 12.63
-      16384: 12.96
-      65536: 13.91
-      262144: 14.54
-      1048576: 14.62
+      4096: 6.15
+      16384: 6.70
+      65536: 7.11
+      262144: 8.38
+      1048576: 13.60
   register: allreduce
 
 - name: Show the verify-pass estimate
@@ -232,7 +241,7 @@ def run_probe(module, params, env):
             handle.write(to_bytes(allreduce_probe.PROBE_SCRIPT))
         cmd = [params['python'], script, '--iterations', str(params['iterations']), '--replays',
                str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
-               '--backend', params['backend'], '--sizes'] + [str(s) for s in params['sizes']]
+               '--backend', params['backend'], '--stream', params['stream'], '--sizes'] + [str(s) for s in params['sizes']]
         if params['eager']:
             cmd.append('--eager')
         rc, out, err = module.run_command(cmd, environ_update=env)
@@ -280,6 +289,7 @@ def main():
             env=dict(type='dict', default={}),
             eager=dict(type='bool', default=False),
             backend=dict(type='str', default='torch', choices=['torch', 'nccl']),
+            stream=dict(type='str', default='side', choices=['side', 'current']),
             timeout=dict(type='int', default=300),
             reference_us=dict(type='dict'),
             sweep=dict(type='list', elements='dict', options=dict(

@@ -9,7 +9,7 @@
 #   sglang.txt     tests/device/sglang_patched_import.py (real sglang 0.5.9 wheel from .whl/, patched, imported)
 #   log.txt        stderr of everything
 # Usage: tests/device/allreduce_sweep.sh OUTDIR [parts]
-#   parts: any of direct direct_mp sweep sweep_nccl nccl_tree diag diag_torch debug sglang
+#   parts: any of direct direct_mp sweep sweep_nccl nccl_tree side_stream diag diag_torch debug sglang
 #   (default: direct direct_mp sweep sweep_nccl diag sglang)
 set -u
 out=${1:?usage: $0 OUTDIR [parts]}
@@ -101,6 +101,13 @@ if has sweep_nccl; then sweep nccl_ --backend nccl; fi
 
 # The direct backend under NCCL_ALGO=Tree (failed in run 3 while the unique id went over an NCCL broadcast).
 if has nccl_tree; then probe_run nccl_algo_tree NCCL_ALGO=Tree -- --backend nccl; fi
+
+# Replays and timing on a side stream instead of the default stream, both backends.
+if has side_stream; then
+  probe_run torch_side_stream -- --backend torch --stream side
+  probe_run nccl_side_stream -- --backend nccl --stream side
+  probe_run nccl_side_stream_100 -- --backend nccl --stream side --iterations 100 --replays 100
+fi
 
 # Run 3's diagnostics (direct ncclAllReduce).
 if has diag; then

@@ -320,3 +320,50 @@ def test_recorded_patched_sglang_imports():
     assert imported == ['sglang.srt.distributed.device_communicators.custom_all_reduce',
                         'sglang.srt.distributed.device_communicators.torch_symm_mem',
                         'sglang.srt.distributed.parallel_state']
+
+
+def direct_mp(section):
+    text = recorded.read(ALLREDUCE, 'nccl_direct_mp_run4.txt')
+    body = text.split('### nccl_direct one process per GPU %s\n' % section, 1)[1].split('### end', 1)[0]
+    rows = [json.loads(line) for line in body.splitlines()]
+    return dict(((d['mode'], d['bytes'], d.get('per_graph')), d) for d in rows)
+
+
+def test_recorded_nccl_alone_one_process_per_gpu_is_the_graph_reference():
+    for section, reference in (('default', ap.NCCL_GRAPH_H200_X2),
+                               ('NCCL_P2P_DISABLE=1', ap.NCCL_GRAPH_H200_X2_P2P_DISABLED)):
+        rows = direct_mp(section)
+        for size in ap.DEFAULT_SIZES:
+            assert rows[('graph_inplace', size, 20)]['median_us'] == pytest.approx(reference[size], abs=0.001)
+            # No growth with the graph's length here (unlike the probe replaying on the default stream).
+            assert rows[('graph_inplace', size, 100)]['median_us'] <= rows[('graph_inplace', size, 5)]['median_us']
+    # One process per GPU or one for both: the same NCCL graph time (the process layout is not the 1 MB gap).
+    single = direct_lines('default')
+    for size in ap.DEFAULT_SIZES:
+        assert abs(ap.NCCL_GRAPH_H200_X2[size] / single[('graph_inplace', size)]['median_us'] - 1) < 0.03
+
+
+def test_recorded_side_stream_closes_the_1mb_gap():
+    runs = dict((r['name'], ap.parse_probe_output(r['stdout']))
+                for r in ap.split_recorded_sweep(recorded.read(ALLREDUCE, 'sweep_side_stream_run5.txt')))
+    assert sorted(runs) == ['nccl_side_stream', 'nccl_side_stream_100', 'torch_side_stream']
+    for name, parsed in runs.items():
+        assert parsed['stream'] == 'side'
+        graph = ap.compare_with_reference(parsed, ap.NCCL_GRAPH_H200_X2, tolerance=0.05)
+        assert graph['all_within'] is True, (name, graph['rows'])
+        tests = dict((r['bytes'], r) for r in ap.compare_with_reference(parsed, ap.NCCL_TESTS_H200_X2)['rows'])
+        # Against nccl-tests (eager, launch bound up to 256 KB): 1 MB within 15 %, 4 KB about half.
+        assert tests[1048576]['within'] is True and tests[4096]['ratio'] < 0.55
+    torch = runs['torch_side_stream']
+    assert [r['median_us'] for r in torch['results']] == [6.4, 6.862, 7.243, 8.506, 13.903]
+    assert ap.verify_pass_cost_us(torch['results'])['total_us'] == pytest.approx(122 * 6.862)
+    # Same probe, default stream (runs 1-3): 1.26x-1.34x nccl-tests at 1 MB, 1.8x NCCL's graph time at 4 KB.
+    old = ap.parse_probe_output(graph_line())
+    assert ap.compare_with_reference(old, ap.NCCL_GRAPH_H200_X2)['rows'][0]['ratio'] > 1.8
+
+
+def test_recorded_tree_runs_with_the_gloo_id_exchange():
+    runs = ap.split_recorded_sweep(recorded.read(ALLREDUCE, 'sweep_nccl_tree_run4.txt'))
+    assert [(r['name'], r['env'], r['rc']) for r in runs] == [('nccl_algo_tree', {'NCCL_ALGO': 'Tree'}, 0)]
+    parsed = ap.parse_probe_output(runs[0]['stdout'])
+    assert parsed['backend'] == 'nccl' and parsed['env']['NCCL_ALGO'] == 'Tree'

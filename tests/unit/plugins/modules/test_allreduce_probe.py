@@ -47,6 +47,7 @@ def test_runs_probe_and_compares(capsys, calls):
     assert cmd[0] == sys.executable and script == ap.PROBE_SCRIPT and not os.path.exists(cmd[1])
     assert cmd[cmd.index('--sizes') + 1:] == [str(s) for s in ap.DEFAULT_SIZES]
     assert '--eager' not in cmd and cmd[cmd.index('--replays') + 1] == '200'
+    assert cmd[cmd.index('--stream') + 1] == 'side' and cmd[cmd.index('--backend') + 1] == 'torch'
     assert env == {'NCCL_NVLS_ENABLE': '0'}
     assert result['world_size'] == 2 and result['probe']['nccl'] == '2.28.9'
     assert [r['bytes'] for r in result['results']] == ap.DEFAULT_SIZES
@@ -57,9 +58,10 @@ def test_runs_probe_and_compares(capsys, calls):
 
 def test_eager_and_options_are_passed(capsys, calls):
     failed, result = run_module(capsys, {'python': sys.executable, 'eager': True, 'iterations': 5, 'replays': 7,
-                                         'warmup': 3, 'timeout': 60, 'sizes': [4096, 16384]})
+                                         'warmup': 3, 'timeout': 60, 'sizes': [4096, 16384], 'stream': 'current'})
     assert failed is False
     cmd = calls['calls'][0][0]
+    assert cmd[cmd.index('--stream') + 1] == 'current'
     assert '--eager' in cmd and cmd[cmd.index('--iterations') + 1] == '5' and cmd[cmd.index('--timeout') + 1] == '60'
     assert cmd[cmd.index('--sizes') + 1:] == ['4096', '16384', '--eager']
     assert 'comparison' not in result
