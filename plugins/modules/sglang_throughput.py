@@ -175,8 +175,8 @@ def main():
         module.fail_json(msg='THROUGHPUT GATE: %s' % exc, rc=rc, stdout=out, stderr=err)
 
     result = dict(changed=False, tok_s=round(tok_s, 2), source=source, case=case)
-    summary = '%.2f tok/s (%s) at batch %d, %d in / %d out' % (tok_s, source, p['batch_size'], p['input_len'],
-                                                                  p['output_len'])
+    summary = '%.2f tok/s (%s) at batch %d, %d in / %d out' % (
+        tok_s, source, p['batch_size'], p['input_len'], p['output_len'])
     if p['baseline_tok_s'] is not None:
         verdict = sglang_bench.judge(tok_s, p['baseline_tok_s'], p['tolerance'])
         result['verdict'] = verdict

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark of the collection's playbooks on local containers (a benchmark, not a timed test).
+
+Stands up Debian 12 containers with systemd (the same stand-ins as the molecule scenarios: replayed
+nvidia-smi, the SGLang stand-in server), then measures, each over --runs repetitions:
+  - first converge of the upgrade playbook on a fresh host, and the second (no-op) run with its
+    changed count, with SSH-less pipelining on and off;
+  - switch downtime (service stop -> /health_generate 200 again, seen by a poller inside the host)
+    against a bare `systemctl restart`, and the same for the rollback playbook;
+  - the verify playbook on 1 host against --hosts hosts (forks >= hosts).
+Writes the raw samples to build/benchmark/results.json and prints a Markdown summary (medians and
+ratios measured in the same run) for docs/performance.md.
+Usage (repository root, after scripts/setup-controller.sh, base images and the mirror):
+  .venv/bin/python tests/benchmark/benchmark.py --runs 3 --hosts 8
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+OUT = os.path.join(ROOT, 'build', 'benchmark')
+IMAGE = 'sglang-stack-testbed/debian12:latest'
+PREFIX = 'sglang-bench-'
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+
+# Polls the health endpoint inside the host every 50 ms and prints transitions with timestamps.
+POLLER = r'''
+import sys, time, urllib.request
+state = None
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    try:
+        code = urllib.request.urlopen("http://127.0.0.1:30000/health_generate", timeout=1).status
+    except Exception:
+        code = 0
+    if code != state:
+        print("%.3f %d" % (time.time(), code), flush=True)
+        state = code
+    time.sleep(0.05)
+'''
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def host(i):
+    return '%s%d' % (PREFIX, i)
+
+
+def start_host(i):
+    name = host(i)
+    subprocess.run(['docker', 'rm', '-f', name], capture_output=True)
+    sh(['docker', 'run', '-d', '--name', name, '--hostname', name, '--network', 'sglang-stack-testnet',
+        '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', IMAGE, '/lib/systemd/systemd'])
+
+
+def write_inventory(count):
+    inv = os.path.join(OUT, 'inventory')
+    os.makedirs(os.path.join(inv, 'host_vars'), exist_ok=True)
+    group_vars = os.path.join(inv, 'group_vars')
+    if not os.path.islink(group_vars):
+        os.symlink(os.path.join(ROOT, 'molecule', 'resources', 'inventory', 'group_vars'), group_vars)
+    hosts = dict((host(i), {}) for i in range(1, count + 1))
+    with open(os.path.join(inv, 'hosts.yml'), 'w') as handle:
+        json.dump({'sglang_gpu_hosts': {'hosts': hosts, 'vars': {
+            'ansible_connection': 'community.docker.docker', 'testbed_gpu_profile': 'rtx-pro-6000-x8',
+            'stack_declaration_python': {'version': '3.11', 'tag': 'cp311'}, 'testbed_sgl_kernel_abi': 'cp310',
+            'sglang_upgrade_service': True}}}, handle)
+    return inv
+
+
+def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, 'build', 'collections'),
+               ANSIBLE_PIPELINING=str(pipelining), ANSIBLE_FORKS=str(forks), MOLECULE_PROJECT_DIRECTORY=ROOT,
+               ANSIBLE_HOST_KEY_CHECKING='False', PATH=VENV_BIN + os.pathsep + os.environ['PATH'])
+    cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', inv, book, '-e', json.dumps(extra or {})]
+    if limit:
+        cmd += ['--limit', limit]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
+        raise SystemExit('%s failed (rc %d)' % (book, proc.returncode))
+    changed = sum(int(n) for n in re.findall(r'changed=(\d+)', proc.stdout.split('PLAY RECAP')[-1]))
+    return wall, changed
+
+
+def prepare(inv, limit=None):
+    playbook(inv, os.path.join(ROOT, 'molecule', 'default', 'prepare.yml'), limit=limit)
+
+
+def downtime(name, action):
+    """Run action() while a poller inside the host watches /health_generate; seconds from the first
+    non-200 answer to the next 200, and the action's wall time."""
+    poller = subprocess.Popen(['docker', 'exec', name, 'python3', '-c', POLLER, '600'], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    wall = action()
+    time.sleep(0.5)
+    poller.terminate()
+    out, _ = poller.communicate()
+    events = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+    down = next((t for t, c in events if c != 200), None)
+    up = next((t for t, c in events if c == 200 and down is not None and t > down), None)
+    if down is None or up is None:
+        raise SystemExit('no outage seen by the poller: %s' % events)
+    return up - down, wall
+
+
+def bare_restart(name):
+    def action():
+        start = time.monotonic()
+        sh(['docker', 'exec', name, 'systemctl', 'restart', 'sglang'])
+        return time.monotonic() - start
+    return downtime(name, action)
+
+
+def median(values):
+    return round(statistics.median(values), 2)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--runs', type=int, default=3)
+    parser.add_argument('--hosts', type=int, default=8)
+    parser.add_argument('--skip-fleet', action='store_true', help='skip the verify 1 vs N hosts part')
+    args = parser.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    inv = write_inventory(args.hosts)
+    one = host(1)
+    upgrade = os.path.join(ROOT, 'playbooks', 'upgrade.yml')
+    r = {'runs': args.runs, 'hosts': args.hosts, 'first': [], 'noop': [], 'noop_changed': [], 'noop_no_pipelining': [],
+         'switch': [], 'rollback': [], 'restart': [], 'verify_1': [], 'verify_n': []}
+
+    for _ in range(args.runs):
+        start_host(1)
+        prepare(inv, one)
+        r['first'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)[0])
+        wall, changed = playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
+        r['noop'].append(wall)
+        r['noop_changed'].append(changed)
+        r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
+
+    # Stack B beside A (built, not switched), then switch A -> B and roll back B -> A, each against a bare restart.
+    playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
+    switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
+    rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
+    for _ in range(args.runs):
+        r['switch'].append(downtime(one, lambda: playbook(inv, switch, {'stack_declaration_name': 'bench-b'}, one)[0]))
+        r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, {'stack_declaration_name': 'bench-b'}, one)[0]))
+        r['restart'].append(bare_restart(one))
+
+    if not args.skip_fleet:
+        for i in range(2, args.hosts + 1):
+            start_host(i)
+        prepare(inv)
+        playbook(inv, upgrade, {'stack_declaration_name': 'bench-a', 'sglang_upgrade_serial': args.hosts})
+        verify = os.path.join(ROOT, 'playbooks', 'verify.yml')
+        for _ in range(args.runs):
+            r['verify_1'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, one, forks=args.hosts)[0])
+            r['verify_n'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, None, forks=args.hosts)[0])
+
+    with open(os.path.join(OUT, 'results.json'), 'w') as handle:
+        json.dump(r, handle, indent=1)
+    down = dict((k, [d for d, _ in r[k]]) for k in ('switch', 'rollback', 'restart'))
+    walls = dict((k, [w for _, w in r[k]]) for k in ('switch', 'rollback', 'restart'))
+    rows = [
+        ('first converge, 1 host (s)', median(r['first']), ''),
+        ('second run, no-op (s)', median(r['noop']), 'changed: %s' % r['noop_changed']),
+        ('second run, pipelining off (s)', median(r['noop_no_pipelining']),
+         'pipelining on / off = %.2f' % (median(r['noop']) / median(r['noop_no_pipelining']))),
+        ('bare `systemctl restart`: downtime (s)', median(down['restart']), ''),
+        ('switch playbook: downtime (s)', median(down['switch']),
+         'vs bare restart = %.2f; playbook wall %.1f s' % (median(down['switch']) / median(down['restart']), median(walls['switch']))),
+        ('rollback playbook: downtime (s)', median(down['rollback']),
+         'vs bare restart = %.2f; playbook wall %.1f s' % (median(down['rollback']) / median(down['restart']), median(walls['rollback']))),
+    ]
+    if r['verify_1']:
+        rows += [('verify playbook, 1 host (s)', median(r['verify_1']), ''),
+                 ('verify playbook, %d hosts (s)' % args.hosts, median(r['verify_n']),
+                  '%d hosts / 1 host = %.2f' % (args.hosts, median(r['verify_n']) / median(r['verify_1'])))]
+    print('| measure (median of %d) | value | ratio / note |' % args.runs)
+    print('|---|---|---|')
+    for name, value, note in rows:
+        print('| %s | %s | %s |' % (name, value, note))
+
+
+if __name__ == '__main__':
+    main()
