@@ -179,7 +179,7 @@ def worker(rank, world_size, port, args, nccl_env):
                         all_reduce(tensors[i % args.buffers])
                 torch.cuda.synchronize()
                 step = graph.replay
-            # --stream side (default): replay and time on a stream of the pool. On the default (legacy) stream each
+            # --stream side (default): replay and time on a non-default stream. On the default (legacy) stream each
             # all-reduce of a replayed graph took about 5 us more on 2x H200, more the longer the graph (4 KB:
             # 11-12 us against 6.4 us, 1 MB: 18.4-19.6 against 13.9); --stream current keeps that for comparison.
             timing = torch.cuda.Stream() if args.stream == "side" else torch.cuda.current_stream()

@@ -85,7 +85,7 @@ options:
     default: torch
   stream:
     description:
-      - V(side) replays the graphs (and records the timing events) on a stream of torch's pool; V(current) on the
+      - V(side) replays the graphs (and records the timing events) on a non-default stream; V(current) on the
         process's default stream, which on 2x H200 added about 5 us to each all-reduce of a replayed graph.
     type: str
     choices: [side, current]
