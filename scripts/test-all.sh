@@ -81,7 +81,7 @@ testbed() {
 # Tests of the test bed itself (the GPU stand-in against the parsers): plain pytest on the working
 # tree, because molecule/ is not part of the built collection that ansible-test units sees.
 testbed_units() {
-  PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py
+  PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py
 }
 
 # The execution environment: `ansible-builder create` from meta/execution-environment.yml into
@@ -98,12 +98,13 @@ ee() {
   check() { if "$@" >/dev/null 2>&1; then echo "ee: ok: $*"; else echo "ee: MISSING: $*"; ok=1; fi; }
   check cmp "$tarball" "$ctx/_build/collections/gpuops-sglang_stack-$version.tar.gz"
   check grep -q "gpuops-sglang_stack-$version.tar.gz" "$ctx/_build/requirements.yml"
-  check grep -q "community.general" "$ctx/_build/requirements.yml"
-  check grep -q "ansible.posix" "$ctx/_build/requirements.yml"
   check grep -q "COPY _build/collections/ /tmp/ee-collections/" "$ctx/Containerfile"
   check grep -q "ansible-galaxy collection install.*requirements.yml" "$ctx/Containerfile"
-  core=$(grep -E '^ansible-core==' requirements/controller.txt)
-  check grep -qF "$core" "$ctx/Containerfile"
+  # ansible-core and the ansible package (ansible.posix, community.general) at the controller's pins.
+  for pin in ansible-core ansible; do
+    core=$(grep -E "^$pin==" requirements/controller.txt)
+    check grep -qF -- "$core" "$ctx/Containerfile"
+  done
   check grep -q "ansible-runner==" "$ctx/Containerfile"
   check cmp meta/bindep.txt "$ctx/_build/bindep.txt"
   check cmp meta/bindep.txt bindep.txt
