@@ -16,7 +16,9 @@ ln -sfn "$PWD" /tmp/ac/ansible_collections/gpuops/sglang_stack
 export ANSIBLE_COLLECTIONS_PATH=/tmp/ac ANSIBLE_HOST_KEY_CHECKING=False
 stack=/tmp/stack-probe
 mkdir -p $stack/venv/bin
-ln -sfn /opt/torch/.venv/bin/python $stack/venv/bin/python
+# A wrapper, not a symlink: a symlinked venv interpreter outside its venv loses the venv's site-packages.
+printf '#!/bin/sh\nexec /opt/torch/.venv/bin/python "$@"\n' >$stack/venv/bin/python
+chmod +x $stack/venv/bin/python
 printf '[sglang_gpu_hosts]\nlocalhost ansible_connection=local ansible_python_interpreter=/tmp/ansible-venv/bin/python\n' >/tmp/inv.ini
 cat >/tmp/render-nccl-env.yml <<YML
 - name: Write the NCCL environment as nccl_patches does (its template and defaults)
