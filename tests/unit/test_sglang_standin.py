@@ -112,7 +112,7 @@ def test_health_is_503_while_loading_then_200(bed):
         info = json.loads(urllib.request.urlopen(url + '/get_server_info').read())
         assert info['tp_size'] == 8 and info['internal_states'][0]['last_gen_throughput'] is None
     finally:
-        _, err = stop(proc)
+        err = stop(proc)[1]
     assert b'all-reduce path: NCCL' in err
 
 
@@ -137,7 +137,7 @@ def test_eagle3_reports_acceptance_length(bed):
     proc, url = start(bed, '--speculative-algorithm', 'EAGLE3', '--speculative-draft-model-path', str(draft))
     try:
         wait_status(url + '/health_generate', 200)
-        out, _ = bench(bed, url, 'e.jsonl')
+        out = bench(bed, url, 'e.jsonl')[0]
     finally:
         stop(proc)
     case = sb.pick_case(sb.parse_stdout(out))
@@ -158,8 +158,8 @@ def test_start_up_fails_where_sglang_does(bed, change, text):
     else:
         (bed['stubs'] / 'sgl_kernel.py').write_text(
             'raise ImportError("sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEab")\n')
-    proc, _ = start(bed)
-    _, err = proc.communicate(timeout=20)
+    proc = start(bed)[0]
+    err = proc.communicate(timeout=20)[1]
     assert proc.returncode != 0 and text in err
 
 
