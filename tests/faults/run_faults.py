@@ -96,7 +96,7 @@ INJECTIONS = [
     {
         'id': 'upstream-unreachable', 'title': 'unreachable upstream (the mirror URL names a host that does not resolve)',
         'vars': {'stack_declaration_mirror_url': 'http://upstream-mirror.invalid:8080'},
-        'expect': ['not installed from http://upstream-mirror.invalid:8080/repos/debian12/x86_64/',
+        'expect': ['not installed from http://upstream-mirror.invalid:8080/nvidia/cuda/repos/debian12/x86_64/',
                    'that repository (the declaration\'s apt_repo_base_url or stack_declaration_mirror_url) is unreachable from this host'],
     },
     {
@@ -145,8 +145,9 @@ class Harness:
         self.log_dir = os.path.join(args.workdir, 'fault-runs')
         os.makedirs(self.log_dir, exist_ok=True)
         self.ansible_playbook = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+        # One output format whatever ansible.cfg says: YAML results (messages unescaped, read by flat()).
         self.env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', PYTHONUNBUFFERED='1',
-                        ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default')
+                        ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_CALLBACK_RESULT_FORMAT='yaml')
         self.runs = 0
 
     # -- the container ---------------------------------------------------------------------------
@@ -286,7 +287,7 @@ class Harness:
         defaults = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch', '0003-nccl-log-allreduce-path.patch']
         return {'nccl_patches_files': defaults + [path]}
 
-    def run_injection(self, case, before):
+    def run_injection(self, case):
         if case.get('host_profile'):
             self.set_profile(case['host_profile'])
         try:
@@ -298,7 +299,7 @@ class Harness:
 
     # -- the whole sequence ----------------------------------------------------------------------
     def main(self):
-        results = {'host': self.host, 'target': TARGET, 'started': datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC'),
+        results = {'host': self.host, 'target': TARGET, 'started': datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
                    'cases': []}
         t0 = time.time()
         reference = self.snapshot()
@@ -307,7 +308,7 @@ class Harness:
         before = reference
         ok = True
         for case in INJECTIONS if not self.args.chain_only else []:
-            run = self.run_injection(case, before)
+            run = self.run_injection(case)
             after = self.snapshot()
             ok &= self.record(results, case, 'injected', run, before, after)
             before = after
