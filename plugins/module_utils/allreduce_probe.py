@@ -532,15 +532,15 @@ def _size_label(size):
 def sweep_table(entries, best_name=None):
     """A Markdown table of the sweep: median / p99 per size, the verify-pass estimate, the pick marked."""
     sizes = sorted(set(r['bytes'] for e in entries for r in e['results']))
-    lines = ['| setting | env | ' + ' | '.join(_size_label(s) + ' median / p99 (us)' for s in sizes)
-             + ' | verify pass (us) |',
+    header = ' | '.join(_size_label(s) + ' median / p99 (us)' for s in sizes)
+    lines = ['| setting | env | %s | verify pass (us) |' % header,
              '|---|---|' + '---|' * len(sizes) + '---|']
     for entry in entries:
         env = ' '.join('%s=%s' % kv for kv in sorted(entry['env'].items())) or '-'
         name = entry['name'] + (' **(picked)**' if entry['name'] == best_name else '')
         if not entry['ok']:
-            lines.append('| %s | %s | ' % (name, env) + ' | '.join(['-'] * len(sizes))
-                         + ' | failed: %s |' % str(entry['error']).replace('|', '/'))
+            dashes = ' | '.join(['-'] * len(sizes))
+            lines.append('| %s | %s | %s | failed: %s |' % (name, env, dashes, str(entry['error']).replace('|', '/')))
             continue
         cells = []
         for size in sizes:
