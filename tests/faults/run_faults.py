@@ -318,8 +318,10 @@ class Harness:
             with open(self.args.results, 'w') as handle:
                 json.dump(results, handle, indent=2)
             return 0 if ok else 1
-        # The chain towards TARGET.
+        # The chain towards TARGET (with --scope injected: only its injected cases, no interrupt).
         for case in CHAIN:
+            if self.args.scope == 'injected' and ('after' in case or case.get('prepare')):
+                continue
             if case.get('prepare') == 'purge_cuda':
                 # The converge installed the toolkit; remove it so that this run installs it again.
                 self.sh('apt-get purge -y -q cuda-toolkit-13-0 >/dev/null')
@@ -339,7 +341,8 @@ class Harness:
         self.mark_reruns(results)
         with open(self.args.results, 'w') as handle:
             json.dump(results, handle, indent=2)
-        if self.args.doc:
+        results['scope'] = self.args.scope
+        if self.args.doc and self.args.scope == 'all':
             with open(self.args.doc, 'w') as handle:
                 handle.write(render(results))
         return 0 if ok else 1
@@ -497,6 +500,9 @@ def parse_args():
     parser.add_argument('--host', default='sglang-fault-1')
     parser.add_argument('--chain-only', action='store_true', help='skip the injected faults before the chain (development)')
     parser.add_argument('--only', default='', help='comma-separated injection ids to run alone (development)')
+    parser.add_argument('--scope', choices=['all', 'injected'], default='all',
+                        help='injected: the injected faults and the plain re-run, not the interrupt chain (the test command\'s '
+                             'default, to keep it short); all: every case (renders docs/reliability.md)')
     return parser.parse_args()
 
 
