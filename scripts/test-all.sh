@@ -121,8 +121,10 @@ ee() {
 molecule_all() {
   local rc=0 s
   for s in $scenarios; do
+    local t0=$SECONDS
     echo "--- molecule test -s $s"
     molecule test -s "$s" || { rc=1; echo "--- molecule scenario $s FAILED"; }
+    echo "--- molecule scenario $s took $((SECONDS - t0))s"
   done
   return $rc
 }
