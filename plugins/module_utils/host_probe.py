@@ -128,9 +128,12 @@ def detect_container(run_systemd_container=None, proc1_environ=None, proc1_cgrou
     return {'is_container': kind != 'none', 'kind': kind, 'evidence': evidence, 'manager': manager}
 
 
-def parse_proc_devices(content):
-    """``/proc/devices`` -> ``{'character': {name: major}, 'block': {name: major}}`` (first major wins per name)."""
-    result = {'character': {}, 'block': {}}
+def iter_proc_devices(content):
+    """``/proc/devices`` -> ``(section, major, name)`` for every driver line, in file order.
+
+    ``section`` is ``'character'`` or ``'block'``; lines before the first section header, headers,
+    blank lines and lines without a numeric major are skipped. None (file absent) yields nothing.
+    """
     section = None
     for line in (content or '').splitlines():
         line = line.strip()
@@ -142,7 +145,14 @@ def parse_proc_devices(content):
             continue
         parts = line.split(None, 1)
         if section and len(parts) == 2 and parts[0].isdigit():
-            result[section].setdefault(parts[1], int(parts[0]))
+            yield section, int(parts[0]), parts[1]
+
+
+def parse_proc_devices(content):
+    """``/proc/devices`` -> ``{'character': {name: major}, 'block': {name: major}}`` (first major wins per name)."""
+    result = {'character': {}, 'block': {}}
+    for section, major, name in iter_proc_devices(content):
+        result[section].setdefault(name, major)
     return result
 
 

@@ -162,18 +162,9 @@ def _section_start(lines):
 def character_majors(proc_devices):
     """``/proc/devices`` content -> ``{major: [names]}`` of every character device driver the host has loaded."""
     result = {}
-    section = None
-    for line in (proc_devices or '').splitlines():
-        line = line.strip()
-        if line.startswith('Character devices'):
-            section = 'character'
-            continue
-        if line.startswith('Block devices'):
-            section = 'block'
-            continue
-        parts = line.split(None, 1)
-        if section == 'character' and len(parts) == 2 and parts[0].isdigit():
-            result.setdefault(int(parts[0]), []).append(parts[1])
+    for section, major, name in host_probe.iter_proc_devices(proc_devices):
+        if section == 'character':
+            result.setdefault(major, []).append(name)
     return result
 
 

@@ -175,6 +175,17 @@ def test_parse_proc_devices():
     assert devices['block'] == {'loop': 7, 'blkext': 259}
 
 
+def test_iter_proc_devices_sections_and_order():
+    # Every line in file order, duplicates kept; nothing before a section header, no blank or odd lines.
+    content = ('  9 before-any-header\nCharacter devices:\n  1 mem\n195 nvidia\n195 nvidiactl\nnot-a-major x\n\n'
+               'Block devices:\n  7 loop\n253 zram\n')
+    assert list(hp.iter_proc_devices(content)) == [
+        ('character', 1, 'mem'), ('character', 195, 'nvidia'), ('character', 195, 'nvidiactl'),
+        ('block', 7, 'loop'), ('block', 253, 'zram')]
+    assert list(hp.iter_proc_devices(None)) == []
+    assert list(hp.iter_proc_devices('')) == []
+
+
 # --- device nodes -------------------------------------------------------------------------------
 
 def _char(path, major, minor):
