@@ -8,14 +8,18 @@ from __future__ import annotations
 
 class ModuleDocFragment(object):
 
-    # The descriptions of the standard attributes; each module states its own support level.
+    # The standard attributes with the support level most modules of this collection have: full check
+    # mode (validate-modules holds that against supports_check_mode), no diff. A module that differs
+    # states its own support (or details) in its attributes block, which wins over these keys.
     DOCUMENTATION = r"""
 options: {}
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
   platform:
     description: Target OS/families that can be operated against.
     support: full

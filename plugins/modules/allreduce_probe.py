@@ -32,11 +32,8 @@ extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
 attributes:
   check_mode:
-    support: full
     details: In check mode the probe is not run and no GPU is touched; the result says V(skipped) and lists the
       planned sweep settings with their merged environments.
-  diff_mode:
-    support: none
 options:
   python:
     description:

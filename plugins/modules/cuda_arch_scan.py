@@ -29,11 +29,6 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 options:
   paths:
     description:

@@ -29,11 +29,6 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 options:
   proc_devices_path:
     description: The host's device list. Another path serves tests with a recorded copy.

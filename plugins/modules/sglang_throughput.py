@@ -23,10 +23,7 @@ extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
 attributes:
   check_mode:
-    support: full
     details: In check mode the benchmark is not run; the result says V(skipped).
-  diff_mode:
-    support: none
 options:
   python:
     description: The stack's interpreter (it holds sglang and its benchmark).

@@ -23,8 +23,6 @@ author:
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
 attributes:
-  check_mode:
-    support: full
   diff_mode:
     support: full
 options:
