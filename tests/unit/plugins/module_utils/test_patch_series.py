@@ -5,51 +5,22 @@
 
 """The unified-diff series engine, against the real sglang 0.5.9 files and the three shipped patches.
 
-Fixture: tests/unit/fixtures/sglang-0.5.9 (verbatim wheel files, see its README.md), copied into tmp_path.
+Fixture: tests/unit/fixtures/sglang-0.5.9 (verbatim wheel files, see its README.md), copied into tmp_path
+by tests/unit/sglang_site.py.
 The patched modules are only compiled (py_compile): importing them needs torch.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import py_compile
-import shutil
 
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import patch_series as ps
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, '..', '..', '..', '..'))
-FIXTURE = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'sglang-0.5.9')
-PATCH_DIR = os.path.join(ROOT, 'roles', 'nccl_patches', 'files', 'sglang-0.5.9')
-NAMES = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch',
-         '0003-nccl-log-allreduce-path.patch']
-DIST = 'sglang/srt/distributed/'
-TARGETS = [DIST + 'device_communicators/custom_all_reduce.py', DIST + 'device_communicators/torch_symm_mem.py',
-           DIST + 'parallel_state.py']
-
-
-def make_site(tmp_path):
-    """Copy the fixture into tmp_path/site-packages, dropping the .orig suffix of the wheel files."""
-    site = tmp_path / 'site-packages'
-    shutil.copytree(FIXTURE, str(site))
-    for dirpath, dummy, filenames in os.walk(str(site)):
-        for name in filenames:
-            if name.endswith('.py.orig'):
-                os.rename(os.path.join(dirpath, name), os.path.join(dirpath, name[:-len('.orig')]))
-    return str(site)
-
-
-def digest(path):
-    with open(path, 'rb') as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
-def digests(site):
-    return [digest(os.path.join(site, t)) for t in TARGETS]
+from ansible_collections.gpuops.sglang_stack.tests.unit.sglang_site import (
+    DIST, NAMES, PATCH_DIR, TARGETS, digest, digests, make_site)
 
 
 def series():

@@ -10,25 +10,15 @@ The patched modules are only compiled (py_compile): importing them needs torch.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import py_compile
-import shutil
 
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_patches
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, '..', '..', '..', '..'))
-FIXTURE = os.path.join(ROOT, 'tests', 'unit', 'fixtures', 'sglang-0.5.9')
-PATCH_DIR = os.path.join(ROOT, 'roles', 'nccl_patches', 'files', 'sglang-0.5.9')
-NAMES = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch',
-         '0003-nccl-log-allreduce-path.patch']
-DIST = 'sglang/srt/distributed/'
-TARGETS = [DIST + 'device_communicators/custom_all_reduce.py', DIST + 'device_communicators/torch_symm_mem.py',
-           DIST + 'parallel_state.py']
+from ansible_collections.gpuops.sglang_stack.tests.unit.sglang_site import (
+    DIST, NAMES, PATCH_DIR, TARGETS, digests, make_site)
 
 
 def run_module(capsys, args):
@@ -38,21 +28,7 @@ def run_module(capsys, args):
 
 @pytest.fixture
 def site(tmp_path):
-    sp = tmp_path / 'site-packages'
-    shutil.copytree(FIXTURE, str(sp))
-    for dirpath, dummy, filenames in os.walk(str(sp)):
-        for name in filenames:
-            if name.endswith('.py.orig'):
-                os.rename(os.path.join(dirpath, name), os.path.join(dirpath, name[:-len('.orig')]))
-    return str(sp)
-
-
-def digests(site):
-    out = []
-    for target in TARGETS:
-        with open(os.path.join(site, target), 'rb') as handle:
-            out.append(hashlib.sha256(handle.read()).hexdigest())
-    return out
+    return make_site(tmp_path)
 
 
 def args(site, **kwargs):
