@@ -41,10 +41,7 @@ PLAYBOOK = 'gpuops.sglang_stack.upgrade'
 TARGET = 'fault-b'
 STALE_PATCH = '9999-stale-context.patch'
 # Differences from the reference build that the harness knows and reports instead of failing on.
-KNOWN_DIFFERENCES = {
-    'patches/site-nccl/' + STALE_PATCH: 'left by the stale-patch case: nccl_patches copies the series into the stack and never removes '
-                                        'a file dropped from it (never applied: every sglang file matches the reference)',
-}
+KNOWN_DIFFERENCES = {}
 
 # A patch written against code that sglang 0.5.9 does not have (its context lines do not match).
 STALE_PATCH_TEXT = """# fault harness: a site patch whose context no longer matches the installed sglang
@@ -96,8 +93,8 @@ INJECTIONS = [
     {
         'id': 'upstream-unreachable', 'title': 'unreachable upstream (the mirror URL names a host that does not resolve)',
         'vars': {'stack_declaration_mirror_url': 'http://upstream-mirror.invalid:8080'},
-        'expect': ['not installed from http://upstream-mirror.invalid:8080/nvidia/cuda/repos/debian12/x86_64/',
-                   'that repository (the declaration\'s apt_repo_base_url or stack_declaration_mirror_url) is unreachable from this host'],
+        'expect': ['PREFLIGHT upstream: not reachable from sglang-fault-1: '
+                   'http://upstream-mirror.invalid:8080/nvidia/cuda/repos/debian12/x86_64/InRelease -> -1', 'Nothing was changed'],
     },
     {
         'id': 'sha256-mismatch', 'title': 'sha256 mismatch (the torch wheel declared with another sha256)',
@@ -135,6 +132,12 @@ CHAIN = [
     {'id': 'int-switch-flipped', 'title': 'interrupt at the switch: links flipped, service not started yet',
      'after': [r'Point current at the target stack\]', r'TASK \[gpuops\.sglang_stack\.sglang_service'], 'host_test': 'current_is_target',
      'switch': True},
+    # The re-run after that cut: current already names the new stack and the service is stopped. The new
+    # stack fails its health gate (the stand-in's fault file), so the run must still go back to the stack
+    # that served before the cut (gated_switch's journal), not keep the new one as if it had served.
+    {'id': 'resume-health-fails', 'title': 're-run after the cut switch, the new stack failing its health gate',
+     'prepare': 'health_fault', 'resume': True,
+     'expect': ['ROLLED BACK on sglang-fault-1: the health gate failed', 'Serving again, healthy: /opt/sglang/stacks/fault-base-']},
 ]
 
 
@@ -242,6 +245,18 @@ class Harness:
                 problems.append('health %s' % after['health'])
         return problems
 
+    def resumed(self, after):
+        """After the resumed switch failed its gate: the reference stack serves again, healthy, unchanged."""
+        problems = []
+        if after['current'] != self.reference['current']:
+            problems.append('current %s, expected the stack that served before the cut switch (%s)' % (after['current'], self.reference['current']))
+        if after['active'] != 'active' or after['health'] != '200':
+            problems.append('service %s, health %s' % (after['active'], after['health']))
+        digest = self.probe('stackdigest', self.reference['current'])
+        if digest != self.reference['serving_manifest']:
+            problems.append('the stack that served changed: %s -> %s' % (self.reference['serving_manifest'], digest))
+        return problems
+
     @staticmethod
     def host_notes(before, after):
         notes = []
@@ -305,6 +320,7 @@ class Harness:
                    'cases': []}
         t0 = time.time()
         reference = self.snapshot()
+        self.reference = reference
         ref_stack = reference['current']
         results['reference'] = {'stack': ref_stack}
         before = reference
@@ -326,10 +342,15 @@ class Harness:
                 # The converge installed the toolkit; remove it so that this run installs it again.
                 self.sh('apt-get purge -y -q cuda-toolkit-13-0 >/dev/null')
                 before = self.snapshot()
+            if case.get('prepare') == 'health_fault':
+                self.sh('echo \'{"health_status": 503}\' > "$(readlink /opt/sglang/current)/standin-faults.json"')
+                before = self.snapshot()
             if 'after' in case:
                 run = self.upgrade(case['id'], {}, interrupt=case)
             else:
                 run = self.upgrade(case['id'], self.stale_patch_vars() if case.get('stale_patch') else {})
+            if case.get('prepare') == 'health_fault':
+                self.sh('rm -f /opt/sglang/stacks/%s-*/standin-faults.json' % TARGET)
             after = self.snapshot()
             ok &= self.record(results, case, 'interrupt' if 'after' in case else 'injected', run, before, after)
             before = after
@@ -354,7 +375,7 @@ class Harness:
         missing = [t for t in case.get('expect', []) if t not in self.flat(run['output'])]
         if missing:
             problems.append('message lacks %s' % missing)
-        broken = self.untouched(before, after, switch=case.get('switch', False))
+        broken = self.resumed(after) if case.get('resume') else self.untouched(before, after, switch=case.get('switch', False))
         if case.get('switch') and after['current'] != before['current']:
             # The links flipped: the stack that served must still be byte for byte what it was.
             digest = self.probe('stackdigest', before['current'])
@@ -364,12 +385,15 @@ class Harness:
             if after['current'] != before['current'] and '/%s-' % TARGET not in after['current']:
                 broken.append('current points at neither stack: %s' % after['current'])
         problems.extend(broken)
+        if kind == 'injected' and before['apt_sources'] != after['apt_sources']:
+            # A refused upgrade must leave the host as it found it, apt's sources included.
+            problems.append('apt sources changed by a refused run')
         entry = {
             'id': case['id'], 'title': case['title'], 'kind': kind, 'rc': run['rc'], 'seconds': run['seconds'],
             'log': run['log'], 'recap': run['recap'], 'expect': case.get('expect', []), 'message': self.failure_line(run['output']),
             'interrupt': {k: run[k] for k in ('host_seen', 'host_killed') if k in run},
             'before': before, 'after': after, 'serving_untouched': not broken, 'notes': self.host_notes(before, after),
-            'problems': problems,
+            'problems': problems, 'resume': bool(case.get('resume')),
         }
         if case.get('switch'):
             entry['notes'].append('service %s (health %s), current -> %s: the switch was cut between stop and start'
@@ -416,7 +440,10 @@ class Harness:
         final_ok = not results['final']['problems']
         for index, case in enumerate(cases):
             nxt = cases[index + 1] if index + 1 < len(cases) else None
-            if case['kind'] == 'injected' and case['id'] != 'patch-stale' and not case['notes']:
+            if case['id'] == 'resume-health-fails':
+                case['rerun'] = 'back on the stack that served before the cut switch, healthy; the plain re-run completed' \
+                    if final_ok else 'the plain re-run FAILED'
+            elif case['kind'] == 'injected' and case['id'] != 'patch-stale' and not case['notes']:
                 case['rerun'] = 'host left as before the fault; the chain from the same state and the plain re-run completed' \
                     if final_ok else 'the plain re-run failed'
             elif case['id'] not in ('patch-stale', 'int-switch-flipped') and nxt is not None and (
@@ -459,8 +486,8 @@ def render(results):
                 ('%d processes (%s)' % (len(killed), ', '.join(programs))) if killed else 'nothing left running')
         else:
             what = 'rc %s: `%s`' % (case['rc'], (case['message'] or '(no failure line)').replace('|', '\\|')[:300])
-        held = 'untouched (%s, %d files, PID %s, health %s)' % (
-            os.path.basename(case['after']['current']), case['after']['serving_files'], case['after']['pid'], case['after']['health']) \
+        held = '%s (%s, %d files, PID %s, health %s)' % (
+            'serves again' if case.get('resume') else 'untouched', os.path.basename(case['after']['current']), case['after']['serving_files'], case['after']['pid'], case['after']['health']) \
             if case['serving_untouched'] else 'CHANGED'
         if case['notes']:
             held += '; ' + '; '.join(case['notes'])
