@@ -24,23 +24,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::printf("{\"nccl_direct\": 1, \"error\": \"cuda\", \"msg\": \"%s at line %d\"}\n",    \
-                  cudaGetErrorString(e_), __LINE__);                                             \
-      std::exit(2);                                                                              \
-    }                                                                                            \
+// A failed CUDA or NCCL call: one JSON error line, then exit with the code the kind has (cuda 2, nccl 3).
+[[noreturn]] static void fail(const char* kind, const char* msg, int line, int code) {
+  std::printf("{\"nccl_direct\": 1, \"error\": \"%s\", \"msg\": \"%s at line %d\"}\n", kind, msg, line);
+  std::exit(code);
+}
+#define CK(x)                                                                 \
+  do {                                                                        \
+    cudaError_t e_ = (x);                                                     \
+    if (e_ != cudaSuccess) fail("cuda", cudaGetErrorString(e_), __LINE__, 2); \
   } while (0)
-#define NK(x)                                                                                    \
-  do {                                                                                           \
-    ncclResult_t r_ = (x);                                                                       \
-    if (r_ != ncclSuccess) {                                                                     \
-      std::printf("{\"nccl_direct\": 1, \"error\": \"nccl\", \"msg\": \"%s at line %d\"}\n",    \
-                  ncclGetErrorString(r_), __LINE__);                                             \
-      std::exit(3);                                                                              \
-    }                                                                                            \
+#define NK(x)                                                                 \
+  do {                                                                        \
+    ncclResult_t r_ = (x);                                                    \
+    if (r_ != ncclSuccess) fail("nccl", ncclGetErrorString(r_), __LINE__, 3); \
   } while (0)
 
 static double pct(std::vector<double> v, double q) {
@@ -49,6 +46,45 @@ static double pct(std::vector<double> v, double q) {
   size_t lo = (size_t)pos;
   size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+// Eager timing (nccl-tests' method): warmup launches, then the host clock around iters back-to-back launches
+// and a sync; returns the mean per launch in microseconds.
+template <class Launch, class Sync>
+static double eager_mean_us(int warmup, int iters, Launch launch, Sync sync) {
+  for (int i = 0; i < warmup; ++i) launch();
+  sync();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) launch();
+  sync();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+}
+
+// Graph timing: replays of a graph of per_graph all-reduces, each between two CUDA events recorded on
+// `stream` (created on the current device; `replay` must leave that device current again). Sets *mean_us
+// to the host-clock mean per all-reduce and returns each replay's event time per all-reduce, in microseconds.
+template <class Replay, class Sync>
+static std::vector<double> graph_per_op_us(cudaStream_t stream, int replays, int per_graph, Replay replay, Sync sync,
+                                           double* mean_us) {
+  std::vector<cudaEvent_t> ev(2 * replays);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < replays; ++r) {
+    CK(cudaEventRecord(ev[2 * r], stream));
+    replay();
+    CK(cudaEventRecord(ev[2 * r + 1], stream));
+  }
+  sync();
+  *mean_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+             (double(replays) * per_graph);
+  std::vector<double> per_op(replays);
+  for (int r = 0; r < replays; ++r) {
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+    per_op[r] = ms * 1000.0 / per_graph;
+  }
+  for (auto& e : ev) CK(cudaEventDestroy(e));
+  return per_op;
 }
 
 // One process per GPU (as SGLang and the torch probe run), ranks joined with ncclCommInitRank; rank 0 prints.
@@ -68,12 +104,9 @@ static int run_rank(int rank, int nranks, ncclUniqueId id, int warmup, int iters
   const size_t sizes[] = {4096, 16384, 65536, 262144, 1048576};
   for (size_t bytes : sizes) {
     size_t count = bytes / 2;
-    for (int i = 0; i < warmup; ++i) NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream));
-    CK(cudaStreamSynchronize(stream));
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream));
-    CK(cudaStreamSynchronize(stream));
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+    auto sync = [&]() { CK(cudaStreamSynchronize(stream)); };
+    double us = eager_mean_us(
+        warmup, iters, [&]() { NK(ncclAllReduce(buf, buf, count, ncclBfloat16, ncclSum, comm, stream)); }, sync);
     if (rank == 0)
       std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"procs\": \"one_per_gpu\", "
                   "\"mode\": \"eager_inplace\", \"bytes\": %zu, \"mean_us\": %.3f, \"iterations\": %d}\n",
@@ -89,30 +122,14 @@ static int run_rank(int rank, int nranks, ncclUniqueId id, int warmup, int iters
       for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
       CK(cudaStreamSynchronize(stream));
       int replays = std::max(1, iters / per_graph);
-      std::vector<cudaEvent_t> ev(2 * replays);
-      for (auto& e : ev) CK(cudaEventCreate(&e));
-      t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < replays; ++r) {
-        CK(cudaEventRecord(ev[2 * r], stream));
-        CK(cudaGraphLaunch(exec, stream));
-        CK(cudaEventRecord(ev[2 * r + 1], stream));
-      }
-      CK(cudaStreamSynchronize(stream));
-      us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-           (double(replays) * per_graph);
-      std::vector<double> per_op(replays);
-      for (int r = 0; r < replays; ++r) {
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
-        per_op[r] = ms * 1000.0 / per_graph;
-      }
+      std::vector<double> per_op =
+          graph_per_op_us(stream, replays, per_graph, [&]() { CK(cudaGraphLaunch(exec, stream)); }, sync, &us);
       if (rank == 0)
         std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"procs\": \"one_per_gpu\", "
                     "\"mode\": \"graph_inplace\", \"bytes\": %zu, \"mean_us\": %.3f, \"median_us\": %.3f, "
                     "\"p99_us\": %.3f, \"per_graph\": %d, \"replays\": %d}\n",
                     version, nranks, bytes, us, pct(per_op, 50), pct(per_op, 99), per_graph, replays);
       std::fflush(stdout);
-      for (auto& e : ev) CK(cudaEventDestroy(e));
       CK(cudaGraphExecDestroy(exec));
       CK(cudaGraphDestroy(graph));
     }
@@ -186,12 +203,7 @@ int main(int argc, char** argv) {
     size_t count = bytes / 2;
     for (int inplace = 0; inplace < 2; ++inplace) {
       // Eager: nccl-tests' timing (host clock around iterations back-to-back launches, then a sync).
-      for (int i = 0; i < warmup; ++i) launch(count, inplace);
-      sync_all();
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters; ++i) launch(count, inplace);
-      sync_all();
-      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+      double us = eager_mean_us(warmup, iters, [&]() { launch(count, inplace); }, sync_all);
       std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"mode\": \"eager_%s\", \"bytes\": %zu, "
                   "\"mean_us\": %.3f, \"iterations\": %d}\n",
                   version, ndev, inplace ? "inplace" : "oop", bytes, us, iters);
@@ -224,32 +236,19 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 3; ++i) replay();
       sync_all();
       int replays = std::max(1, iters / per_graph);
-      std::vector<cudaEvent_t> ev(2 * replays);
-      CK(cudaSetDevice(0));
-      for (auto& e : ev) CK(cudaEventCreate(&e));
-      t0 = std::chrono::steady_clock::now();
-      for (int r = 0; r < replays; ++r) {
-        CK(cudaSetDevice(0));
-        CK(cudaEventRecord(ev[2 * r], streams[0]));
-        replay();
-        CK(cudaSetDevice(0));
-        CK(cudaEventRecord(ev[2 * r + 1], streams[0]));
-      }
-      sync_all();
-      us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-           (double(replays) * per_graph);
-      std::vector<double> per_op(replays);
-      for (int r = 0; r < replays; ++r) {
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
-        per_op[r] = ms * 1000.0 / per_graph;
-      }
+      CK(cudaSetDevice(0));  // the events live on GPU 0; replay() moves through every GPU, so back to 0 after it
+      std::vector<double> per_op = graph_per_op_us(
+          streams[0], replays, per_graph,
+          [&]() {
+            replay();
+            CK(cudaSetDevice(0));
+          },
+          sync_all, &us);
       std::printf("{\"nccl_direct\": 1, \"nccl\": %d, \"world_size\": %d, \"mode\": \"graph_%s\", \"bytes\": %zu, "
                   "\"mean_us\": %.3f, \"median_us\": %.3f, \"p99_us\": %.3f, \"per_graph\": %d, \"replays\": %d}\n",
                   version, ndev, inplace ? "inplace" : "oop", bytes, us, pct(per_op, 50), pct(per_op, 99), per_graph,
                   replays);
       std::fflush(stdout);
-      for (auto& e : ev) CK(cudaEventDestroy(e));
       for (int d = 0; d < ndev; ++d) {
         CK(cudaGraphExecDestroy(execs[d]));
         CK(cudaGraphDestroy(graphs[d]));
