@@ -4,10 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Apply and reverse a series of unified diffs to an installed Python package, all or none.
 
-Stdlib only. No external ``patch`` binary and no fuzz: every hunk must match byte for byte at the line
-its header names. Paths in the diffs are relative to the site-packages directory after stripping one
-leading component (``a/sglang/srt/x.py`` -> ``sglang/srt/x.py``, like ``patch -p1``). Lines starting
-with ``# `` (or anything else) before the first ``---``/``+++`` pair are a free-form header and skipped.
+Stdlib only (dist-info METADATA is read with stack_bom's parser). No external ``patch`` binary and no
+fuzz: every hunk must match byte for byte at the line its header names. Paths in the diffs are relative
+to the site-packages directory after stripping one leading component (``a/sglang/srt/x.py`` ->
+``sglang/srt/x.py``, like ``patch -p1``). Lines starting with ``# `` (or anything else) before the
+first ``---``/``+++`` pair are a free-form header and skipped.
 
 A patch is V(applied) when its reverse applies cleanly, V(applicable) when it applies cleanly, else
 V(conflict) (with the file and the first line that does not match). Originals are kept under
@@ -24,6 +25,8 @@ import os
 import re
 import shutil
 import tempfile
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom
 
 STATE_APPLIED = 'applied'
 STATE_APPLICABLE = 'applicable'
@@ -195,23 +198,20 @@ def read_patch_file(name, path):
 
 
 def installed_version(site_packages, package):
-    """Return (version, METADATA path) of ``package`` in site_packages, or (None, None)."""
-    want = re.sub(r'[-_.]+', '-', package).lower()
+    """Return (version, METADATA path) of ``package`` in site_packages, or (None, None).
+
+    The first ``*.dist-info`` (sorted) whose METADATA names the package wins; names compare PEP 503 normalised.
+    """
+    want = stack_bom.normalize_name(package)
     for info in sorted(glob.glob(os.path.join(site_packages, '*.dist-info'))):
         meta = os.path.join(info, 'METADATA')
-        fields = {}
         try:
             with open(meta, 'rb') as handle:
-                for raw in handle.read().decode('utf-8', 'replace').splitlines():
-                    if not raw.strip():
-                        break
-                    key, sep, value = raw.partition(':')
-                    if sep and key in ('Name', 'Version'):
-                        fields[key] = value.strip()
+                name, version = stack_bom.parse_metadata(handle.read().decode('utf-8', 'replace'))
         except (IOError, OSError):
             continue
-        if re.sub(r'[-_.]+', '-', fields.get('Name', '')).lower() == want:
-            return fields.get('Version'), meta
+        if name is not None and stack_bom.normalize_name(name) == want:
+            return version, meta
     return None, None
 
 

@@ -31,6 +31,9 @@ import hashlib
 import json
 import re
 
+# PEP 503 name normalisation ('flashinfer_python' -> 'flashinfer-python'): one rule for declared and installed names.
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import normalize_name
+
 LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
 FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
 SUPPORTED_CUDA = '13.0'
@@ -56,11 +59,6 @@ class StackDeclarationError(ValueError):
     def __init__(self, problems):
         self.problems = list(problems)
         super(StackDeclarationError, self).__init__('Invalid stack declaration:\n- ' + '\n- '.join(self.problems))
-
-
-def normalize_name(name):
-    """PEP 503 normalised project name: 'flashinfer_python' -> 'flashinfer-python'."""
-    return re.sub(r'[-_.]+', '-', str(name)).lower()
 
 
 def requirement_name(requirement):

@@ -39,6 +39,22 @@ def test_fixture_is_the_wheel(site):
     assert ps.installed_version(site, 'sglang')[0] == '0.5.9'
 
 
+def test_installed_version_reads_metadata_headers(tmp_path):
+    # Names compare PEP 503 normalised; a dist-info without METADATA or without Name is passed over;
+    # only the header (up to the first blank line) counts.
+    (tmp_path / 'aaa-0.dist-info').mkdir()
+    nameless = tmp_path / 'aab-0.dist-info'
+    nameless.mkdir()
+    (nameless / 'METADATA').write_text('Metadata-Version: 2.4\nVersion: 9\n')
+    dist = tmp_path / 'SGLang_Router-0.2.1.dist-info'
+    dist.mkdir()
+    (dist / 'METADATA').write_text('Metadata-Version: 2.4\nName: sglang_router\nVersion: 0.2.1\n\nVersion: 7\n')
+    meta = str(dist / 'METADATA')
+    assert ps.installed_version(str(tmp_path), 'sglang-router') == ('0.2.1', meta)
+    assert ps.installed_version(str(tmp_path), 'SGLang.Router') == ('0.2.1', meta)
+    assert ps.installed_version(str(tmp_path), 'sglang') == (None, None)
+
+
 def test_parse_skips_header_and_maps_paths():
     patches = series()
     assert [[f.relpath for f in p['files']] for p in patches] == [[t] for t in TARGETS]
