@@ -1,0 +1,311 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""apt_repo: Debian versions, relations, Release and the dependency closure within a flat repository."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import os
+
+import pytest
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import apt_repo
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'apt_repo')
+DRIVERS = ['cuda-drivers', 'cuda-drivers-*', 'nvidia-driver*', 'nvidia-kernel-*', 'nvidia-open*', 'cuda-runtime-*']
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), 'rb') as handle:
+        return handle.read()
+
+
+def nvidia_index(exclude=DRIVERS):
+    return apt_repo.PackageIndex(fixture('nvidia-style-Packages').decode(), 'amd64', exclude)
+
+
+def names(closure):
+    return dict((s['package'], s['version']) for s in closure['packages'])
+
+
+def stanza(name, version, depends='', provides='', arch='amd64'):
+    text = 'Package: %s\nVersion: %s\nArchitecture: %s\n' % (name, version, arch)
+    if depends:
+        text += 'Depends: %s\n' % depends
+    if provides:
+        text += 'Provides: %s\n' % provides
+    return text + 'Filename: ./%s_%s_%s.deb\nSize: 10\nSHA256: %s\n' % (name, version, arch, '0' * 64)
+
+
+def index_of(*stanzas):
+    return apt_repo.PackageIndex('\n'.join(stanzas))
+
+
+@pytest.mark.parametrize('left, right, expected', [
+    ('13.0.2-1', '13.0.2-1', 0),
+    ('13.0.88-1', '13.0.9-1', 1),
+    ('13.0.96-1', '13.0.48-1', 1),
+    ('13.1.0.3-1', '13.0.0.19-1', 1),
+    ('1.0~rc1', '1.0', -1),
+    ('1.0', '1.0-0', 0),
+    ('1.0', '1.0-1', -1),
+    ('1.0', '1.0.0', -1),
+    ('1.0a', '1.0+', -1),
+    ('1:0.1', '2.0', 1),
+    ('0:2.0', '2.0', 0),
+    ('2025.3.2.474-1', '2025.3.1.90-1', 1),
+    ('580.95.05-1', '580.95.5-1', 0),
+    ('1.0-1ubuntu1', '1.0-1', 1),
+    ('1.0~~', '1.0~', -1),
+])
+def test_compare_versions_orders_as_dpkg(left, right, expected):
+    assert apt_repo.compare_versions(left, right) == expected
+    assert apt_repo.compare_versions(right, left) == -expected
+
+
+@pytest.mark.parametrize('version, op, wanted, expected', [
+    ('13.0.2-1', '>=', '13.0.2', True),
+    ('13.0.1-1', '>=', '13.0.2', False),
+    ('13.0.88-1', '=', '13.0.88-1', True),
+    ('13.0.88-1', '<<', '13.0.88-1', False),
+    ('13.0.48-1', '<<', '13.0.88-1', True),
+    ('2.0', '>>', '1.9', True),
+    ('2.0', '<', '2.0', True),
+    ('2.0', '>', '2.0', True),
+    ('2.0', None, None, True),
+    (None, '=', '1.0', False),
+])
+def test_satisfies(version, op, wanted, expected):
+    assert apt_repo.satisfies(version, op, wanted) is expected
+
+
+def test_parse_relations_reads_alternatives_versions_and_qualifiers():
+    text = 'libncursesw6 | libncursesw5, python3:any (>= 3.8), cuda-crt-13-0 (= 13.0.88-1) [amd64], foo <!nocheck>,\n libc6 (>= 2.17)'
+    assert apt_repo.parse_relations(text) == [
+        [('libncursesw6', None, None), ('libncursesw5', None, None)],
+        [('python3', '>=', '3.8')],
+        [('cuda-crt-13-0', '=', '13.0.88-1')],
+        [('foo', None, None)],
+        [('libc6', '>=', '2.17')],
+    ]
+    assert apt_repo.parse_relations('') == []
+
+
+def test_parse_relations_refuses_what_it_cannot_read():
+    with pytest.raises(apt_repo.AptRepoError, match='cannot be read'):
+        apt_repo.parse_relations('cuda-crt (=== 1)')
+
+
+def test_parse_stanzas_keeps_continuation_lines_and_lowercases_fields():
+    stanzas = apt_repo.parse_stanzas(fixture('testbed-Packages').decode())
+    assert len(stanzas) == 1
+    assert stanzas[0]['package'] == 'cuda-toolkit-13-0'
+    assert stanzas[0]['filename'] == './cuda-toolkit-13-0_13.0.2-1_amd64.deb'
+    assert stanzas[0]['description'].splitlines()[0].startswith('TEST STAND-IN')
+    assert len(stanzas[0]['description'].splitlines()) > 3
+    with pytest.raises(apt_repo.AptRepoError, match='continuation line'):
+        apt_repo.parse_stanzas(' orphan\n')
+    with pytest.raises(apt_repo.AptRepoError, match='Field: value'):
+        apt_repo.parse_stanzas('Package cuda\n')
+
+
+def test_testbed_repository_closure_is_the_one_package():
+    index = apt_repo.PackageIndex(fixture('testbed-Packages').decode(), 'amd64', DRIVERS)
+    closure = apt_repo.resolve_closure(index, 'cuda-toolkit-13-0', '13.0.2-1')
+    assert [(s['package'], s['version'], s['filename']) for s in closure['packages']] == [
+        ('cuda-toolkit-13-0', '13.0.2-1', './cuda-toolkit-13-0_13.0.2-1_amd64.deb')]
+    assert closure['packages'][0]['sha256'] == '8e1485e8bbc78a21ea12fb79875d898a20a0233bd0ee62baaeff3cbedc0c2580'
+    assert closure['packages'][0]['size'] == '68892798'
+    # Suggests is not followed (apt installs without recommends or suggests).
+    assert closure['external'] == []
+
+
+def test_testbed_repository_refuses_another_version():
+    index = apt_repo.PackageIndex(fixture('testbed-Packages').decode())
+    with pytest.raises(apt_repo.AptRepoError, match=r'cuda-toolkit-13-0=13\.0\.3-1 is not in the repository \(versions there: 13\.0\.2-1\)'):
+        apt_repo.resolve_closure(index, 'cuda-toolkit-13-0', '13.0.3-1')
+    with pytest.raises(apt_repo.AptRepoError, match='cuda-toolkit-13-1=13.1.0-1 is not in the repository .no version of it at all.'):
+        apt_repo.resolve_closure(index, 'cuda-toolkit-13-1', '13.1.0-1')
+
+
+def test_nvidia_style_closure_follows_the_whole_tree():
+    closure = apt_repo.resolve_closure(nvidia_index(), 'cuda-toolkit-13-0', '13.0.2-1')
+    assert closure['packages'][0]['package'] == 'cuda-toolkit-13-0'
+    assert names(closure) == {
+        'cuda-toolkit-13-0': '13.0.2-1',
+        # Architecture: all, highest version.
+        'cuda-toolkit-13-0-config-common': '13.0.96-1',
+        'cuda-toolkit-13-config-common': '13.0.96-1',
+        'cuda-toolkit-config-common': '13.0.96-1',
+        'cuda-compiler-13-0': '13.0.2-1',
+        'cuda-libraries-13-0': '13.0.2-1',
+        'cuda-tools-13-0': '13.0.2-1',
+        'cuda-documentation-13-0': '13.0.85-1',
+        # Unversioned and >= relations take the highest version there (apt's candidate) ...
+        'cuda-nvcc-13-0': '13.0.88-1',
+        'cuda-crt-13-0': '13.0.88-1',
+        # ... which the '=' relations of that nvcc then meet.
+        'cuda-nvvm-13-0': '13.0.88-1',
+        'cuda-cuobjdump-13-0': '13.0.85-1',
+        'cuda-cudart-13-0': '13.0.96-1',
+        'cuda-cudart-dev-13-0': '13.0.96-1',
+        'cuda-cccl-13-0': '13.0.85-1',
+        'libcublas-13-0': '13.1.0.3-1',
+        'libnpp-13-0': '13.0.1.2-1',
+        'cuda-command-line-tools-13-0': '13.0.2-1',
+        'cuda-gdb-13-0': '13.0.85-1',
+        'cuda-sanitizer-13-0': '13.0.85-1',
+        'cuda-cupti-13-0': '13.0.85-1',
+        'cuda-visual-tools-13-0': '13.0.2-1',
+        'cuda-nsight-compute-13-0': '13.0.2-1',
+        'nsight-compute-2025.3.1': '2025.3.1.4-1',
+        # The first alternative the repository carries; the second one is not fetched.
+        'nsight-systems-2025.3.2': '2025.3.2.474-1',
+    }
+    filenames = [s['filename'] for s in closure['packages']]
+    assert './cuda-nvcc-13-0_13.0.88-1_amd64.deb' in filenames
+    assert './cuda-toolkit-config-common_13.0.96-1_all.deb' in filenames
+    assert len(filenames) == len(set(filenames))
+    # Nothing of the driver, nothing of another architecture.
+    assert not [n for n in names(closure) if 'driver' in n or 'runtime' in n or 'aarch64' in n]
+
+
+def test_nvidia_style_closure_leaves_the_distribution_relations_to_the_host():
+    external = apt_repo.resolve_closure(nvidia_index(), 'cuda-toolkit-13-0', '13.0.2-1')['external']
+    assert 'build-essential (Depends of cuda-nvcc-13-0 13.0.88-1)' in external
+    assert 'libc6 (>= 2.17) (Depends of cuda-cudart-13-0 13.0.96-1)' in external
+    assert 'libncursesw6 | libncursesw5 (Depends of cuda-gdb-13-0 13.0.85-1)' in external
+    assert 'python3 (Depends of cuda-gdb-13-0 13.0.85-1)' in external
+    assert 'default-jre-headless | java8-runtime-headless (Depends of nsight-systems-2025.3.2 2025.3.2.474-1)' in external
+    assert not [e for e in external if e.startswith('cuda-')]
+
+
+def test_nvidia_style_older_toolkit_takes_the_candidates_apt_would():
+    closure = apt_repo.resolve_closure(nvidia_index(), 'cuda-toolkit-13-0', '13.0.1-1')
+    chosen = names(closure)
+    assert chosen['cuda-toolkit-13-0'] == '13.0.1-1'
+    # cuda-compiler-13-0 (>= 13.0.1): apt installs its candidate, the highest version.
+    assert chosen['cuda-compiler-13-0'] == '13.0.2-1'
+    assert 'cuda-documentation-13-0' not in chosen
+
+
+def test_nvidia_style_driver_packages_are_refused_when_excluded():
+    with pytest.raises(apt_repo.AptRepoError) as err:
+        apt_repo.resolve_closure(nvidia_index(), 'cuda-runtime-13-0', '13.0.2-1')
+    assert 'excluded' in str(err.value)
+    index = nvidia_index(exclude=['cuda-drivers', 'cuda-drivers-*', 'nvidia-driver*'])
+    with pytest.raises(apt_repo.AptRepoError, match=r'cuda-runtime-13-0 13\.0\.2-1: Depends cuda-drivers \(>= 580\.65\.06\) cannot be met'):
+        apt_repo.resolve_closure(index, 'cuda-runtime-13-0', '13.0.2-1')
+
+
+def test_nvidia_style_full_cuda_metapackage_without_exclusions_pulls_drivers():
+    closure = apt_repo.resolve_closure(nvidia_index(exclude=()), 'cuda-13-0', '13.0.2-1')
+    chosen = names(closure)
+    assert chosen['cuda-drivers'] == '580.95.05-1'
+    assert chosen['cuda-drivers-580'] == '580.95.05-1'
+    assert chosen['cuda-toolkit-13-0'] == '13.0.2-1'
+    # Neither nvidia-driver alternative is in the repository: left to the distribution.
+    assert [e for e in closure['external'] if e.startswith('nvidia-driver-580-open (= 580.95.05-1) | nvidia-driver-580')]
+    assert [e for e in closure['external'] if e.startswith('cuda-demo-suite-13-0 (>= 13.0.85)')]
+
+
+def test_alternative_met_by_a_package_already_taken():
+    index = index_of(stanza('top', '1', 'b, a | b'), stanza('a', '1'), stanza('b', '1'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'b': '1'}
+
+
+def test_first_alternative_missing_from_the_repository_takes_the_next():
+    index = index_of(stanza('top', '1', 'not-here | b (>= 2)'), stanza('b', '1'), stanza('b', '2'), stanza('b', '3'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'b': '3'}
+
+
+def test_version_constraints_pick_the_highest_version_that_meets_them():
+    index = index_of(stanza('top', '1', 'b (<< 3)'), stanza('b', '1'), stanza('b', '2'), stanza('b', '3'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'b': '2'}
+
+
+def test_pre_depends_are_followed_first():
+    index = index_of(stanza('top', '1', 'a').replace('Depends: a', 'Pre-Depends: b\nDepends: a'), stanza('a', '1'), stanza('b', '1'))
+    closure = apt_repo.resolve_closure(index, 'top', '1')
+    assert [s['package'] for s in closure['packages']] == ['top', 'b', 'a']
+
+
+def test_virtual_packages_are_met_by_their_providers():
+    index = index_of(stanza('top', '1', 'libfoo-abi (>= 2), tool'), stanza('libfoo2', '2.1', provides='libfoo-abi (= 2.1)'),
+                     stanza('libfoo1', '1.0', provides='libfoo-abi (= 1.0)'), stanza('tool-impl', '1', provides='tool'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'libfoo2': '2.1', 'tool-impl': '1'}
+
+
+def test_a_provider_already_taken_meets_the_virtual_relation():
+    index = index_of(stanza('top', '1', 'impl-b, tool'), stanza('impl-a', '1', provides='tool'), stanza('impl-b', '1', provides='tool'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'impl-b': '1'}
+
+
+def test_two_packages_needing_different_versions_of_one_are_refused():
+    index = index_of(stanza('top', '1', 'a, c'), stanza('a', '1', 'b (= 1)'), stanza('c', '1', 'b (= 2)'), stanza('b', '1'), stanza('b', '2'))
+    with pytest.raises(apt_repo.AptRepoError, match=r'c 1: Depends b \(= 2\) cannot be met from the repository \(b 1 is already taken'):
+        apt_repo.resolve_closure(index, 'top', '1')
+
+
+def test_a_relation_the_repository_cannot_meet_in_any_version_is_refused():
+    index = index_of(stanza('top', '1', 'b (>= 5)'), stanza('b', '1'), stanza('b', '2'))
+    with pytest.raises(apt_repo.AptRepoError, match=r'top 1: Depends b \(>= 5\) cannot be met from the repository \(b has only 2, 1\)'):
+        apt_repo.resolve_closure(index, 'top', '1')
+
+
+def test_other_architectures_are_ignored():
+    index = index_of(stanza('top', '1', 'b'), stanza('b', '2', arch='arm64'), stanza('b', '1', arch='all'))
+    assert names(apt_repo.resolve_closure(index, 'top', '1')) == {'top': '1', 'b': '1'}
+
+
+def test_a_packages_paragraph_without_sha256_is_refused():
+    with pytest.raises(apt_repo.AptRepoError, match='the paragraph of b lacks Sha256'):
+        apt_repo.PackageIndex('Package: b\nVersion: 1\nFilename: ./b.deb\n')
+
+
+def test_inrelease_body_and_release_of_the_testbed():
+    body = apt_repo.clearsigned_body(fixture('testbed-InRelease'))
+    assert body.startswith('Origin: sglang-stack test bed\n')
+    release = apt_repo.parse_release(body)
+    assert release['sha256']['Packages'] == ('06e2ae2ae414860b0bf8e2b4a85ca01b5612411f30fff6ac1bebcf22a95d5964', 1299)
+    assert [e[0] for e in apt_repo.packages_entries(release)] == ['Packages', 'Packages.gz']
+
+
+def test_clearsigned_body_removes_dash_escaping_and_refuses_other_text():
+    text = ('-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\nOrigin: x\n- -----not armor\n'
+            '-----BEGIN PGP SIGNATURE-----\n\nabc\n-----END PGP SIGNATURE-----\n')
+    assert apt_repo.clearsigned_body(text) == 'Origin: x\n-----not armor\n'
+    with pytest.raises(apt_repo.AptRepoError, match='not a clearsigned message'):
+        apt_repo.clearsigned_body('Origin: x\n')
+    with pytest.raises(apt_repo.AptRepoError, match='text before'):
+        apt_repo.clearsigned_body('junk\n' + text)
+    with pytest.raises(apt_repo.AptRepoError, match='no "-----BEGIN PGP SIGNATURE-----"'):
+        apt_repo.clearsigned_body(text.split('-----BEGIN PGP SIGNATURE')[0])
+
+
+def test_release_valid_until_and_missing_sums():
+    release = 'Origin: NVIDIA\nValid-Until: Mon, 01 Jan 2024 00:00:00 UTC\nSHA256:\n %s 10 Packages.gz\n' % ('a' * 64)
+    now = datetime.datetime(2023, 6, 1, tzinfo=datetime.timezone.utc)
+    assert apt_repo.packages_entries(apt_repo.parse_release(release, now=now)) == [('Packages.gz', 'a' * 64, 10)]
+    with pytest.raises(apt_repo.AptRepoError, match='Release expired'):
+        apt_repo.parse_release(release)
+    with pytest.raises(apt_repo.AptRepoError, match='no SHA256 sums'):
+        apt_repo.parse_release('Origin: NVIDIA\nMD5Sum:\n %s 10 Packages\n' % ('a' * 32))
+    with pytest.raises(apt_repo.AptRepoError, match='is not "<sha256> <size> <name>"'):
+        apt_repo.parse_release('Origin: NVIDIA\nSHA256:\n zz 10 Packages\n')
+
+
+def test_dearmor_gives_the_binary_key():
+    binary = bytes(range(256)) * 3
+    lines = base64.b64encode(binary).decode()
+    armored = ('-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n'
+               + '\n'.join(lines[i:i + 64] for i in range(0, len(lines), 64))
+               + '\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n').encode()
+    assert apt_repo.dearmor(armored) == binary
+    assert apt_repo.dearmor(binary) == binary
+    with pytest.raises(apt_repo.AptRepoError, match='cannot be decoded'):
+        apt_repo.dearmor(b'-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----\n')
