@@ -139,6 +139,7 @@ import hashlib
 import json
 import lzma
 import os
+import posixpath
 import shutil
 import tempfile
 
@@ -261,7 +262,7 @@ def fetch(module, key, record_path):
     total = [0]
 
     def get(name, expected=None, missing_ok=False):
-        result = _download(module, url + name, os.path.join(dest, name), missing_ok)
+        result = _download(module, url + posixpath.normpath(name), os.path.join(dest, name), missing_ok)
         if result is None:
             return None
         total[0] += result[1]
@@ -340,7 +341,8 @@ def fetch(module, key, record_path):
             os.makedirs(os.path.dirname(path))
         if not (os.path.isfile(path) and os.path.getsize(path) == expected[1] and sha256_file(path) == expected[0]):
             result = get(name)
-            _check(url + name, path, result, expected, 'against the signed Packages index of %s %s' % (stanza['package'], stanza['version']))
+            _check(url + posixpath.normpath(name), path, result, expected,
+                   'against the signed Packages index of %s %s' % (stanza['package'], stanza['version']))
         packages.append({'package': stanza['package'], 'version': stanza['version'], 'filename': name,
                          'sha256': stanza['sha256'], 'size': expected[1]})
     names = ['InRelease'] if signed else ['Release', 'Release.gpg']

@@ -24,8 +24,8 @@ def fixture(name):
         return handle.read()
 
 
-def nvidia_index(exclude=DRIVERS):
-    return apt_repo.PackageIndex(fixture('nvidia-style-Packages').decode(), 'amd64', exclude)
+def nvidia_index(exclude=None):
+    return apt_repo.PackageIndex(fixture('nvidia-style-Packages').decode(), 'amd64', DRIVERS if exclude is None else exclude)
 
 
 def names(closure):
@@ -45,7 +45,7 @@ def index_of(*stanzas):
     return apt_repo.PackageIndex('\n'.join(stanzas))
 
 
-@pytest.mark.parametrize('left, right, expected', [
+@pytest.mark.parametrize('first, second, expected', [
     ('13.0.2-1', '13.0.2-1', 0),
     ('13.0.88-1', '13.0.9-1', 1),
     ('13.0.96-1', '13.0.48-1', 1),
@@ -62,9 +62,9 @@ def index_of(*stanzas):
     ('1.0-1ubuntu1', '1.0-1', 1),
     ('1.0~~', '1.0~', -1),
 ])
-def test_compare_versions_orders_as_dpkg(left, right, expected):
-    assert apt_repo.compare_versions(left, right) == expected
-    assert apt_repo.compare_versions(right, left) == -expected
+def test_compare_versions_orders_as_dpkg(first, second, expected):
+    assert apt_repo.compare_versions(first, second) == expected
+    assert apt_repo.compare_versions(second, first) == -expected
 
 
 @pytest.mark.parametrize('version, op, wanted, expected', [
@@ -284,7 +284,7 @@ def test_clearsigned_body_removes_dash_escaping_and_refuses_other_text():
     with pytest.raises(apt_repo.AptRepoError, match='text before'):
         apt_repo.clearsigned_body('junk\n' + text)
     with pytest.raises(apt_repo.AptRepoError, match='no "-----BEGIN PGP SIGNATURE-----"'):
-        apt_repo.clearsigned_body(text.split('-----BEGIN PGP SIGNATURE')[0])
+        apt_repo.clearsigned_body(text.split('-----BEGIN PGP SIGNATURE', maxsplit=1)[0])
 
 
 def test_release_valid_until_and_missing_sums():
@@ -302,9 +302,8 @@ def test_release_valid_until_and_missing_sums():
 def test_dearmor_gives_the_binary_key():
     binary = bytes(range(256)) * 3
     lines = base64.b64encode(binary).decode()
-    armored = ('-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n'
-               + '\n'.join(lines[i:i + 64] for i in range(0, len(lines), 64))
-               + '\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n').encode()
+    body = '\n'.join(lines[i:i + 64] for i in range(0, len(lines), 64))
+    armored = ('-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n%s\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n' % body).encode()
     assert apt_repo.dearmor(armored) == binary
     assert apt_repo.dearmor(binary) == binary
     with pytest.raises(apt_repo.AptRepoError, match='cannot be decoded'):
