@@ -487,7 +487,8 @@ def render(results):
         else:
             what = 'rc %s: `%s`' % (case['rc'], (case['message'] or '(no failure line)').replace('|', '\\|')[:300])
         held = '%s (%s, %d files, PID %s, health %s)' % (
-            'serves again' if case.get('resume') else 'untouched', os.path.basename(case['after']['current']), case['after']['serving_files'], case['after']['pid'], case['after']['health']) \
+            'serves again' if case.get('resume') else 'untouched', os.path.basename(case['after']['current']),
+            case['after']['serving_files'], case['after']['pid'], case['after']['health']) \
             if case['serving_untouched'] else 'CHANGED'
         if case['notes']:
             held += '; ' + '; '.join(case['notes'])
