@@ -24,6 +24,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -105,17 +106,33 @@ def prepare(inv, limit=None):
 def downtime(name, action):
     """Run action() while a poller inside the host watches /health_generate; seconds from the first
     non-200 answer to the next 200, and the action's wall time."""
-    poller = subprocess.Popen(['docker', 'exec', name, 'python3', '-c', POLLER, '600'], stdout=subprocess.PIPE, text=True)
+    poller = subprocess.Popen(['docker', 'exec', name, 'python3', '-u', '-c', POLLER, '600'], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(poller.stdout), daemon=True)
+    reader.start()
     time.sleep(1.0)
     wall = action()
-    time.sleep(0.5)
+
+    def events():
+        return [(float(t), int(c)) for t, c in (line.split() for line in list(lines))]
+
+    def outage(seen):
+        down = next((t for t, c in seen if c != 200), None)
+        up = next((t for t, c in seen if c == 200 and down is not None and t > down), None)
+        return down, up
+    # The playbook returns once its own health gate passed; give the poller's next answers time to arrive.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and None in outage(events()):
+        time.sleep(0.2)
+    subprocess.run(['docker', 'exec', name, 'pkill', '-f', 'health_generate'], capture_output=True)
     poller.terminate()
-    out, _ = poller.communicate()
-    events = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
-    down = next((t for t, c in events if c != 200), None)
-    up = next((t for t, c in events if c == 200 and down is not None and t > down), None)
+    reader.join(5)
+    down, up = outage(events())
     if down is None or up is None:
-        raise SystemExit('no outage seen by the poller: %s' % events)
+        status = subprocess.run(['docker', 'exec', name, 'systemctl', 'status', '--no-pager', 'sglang'], capture_output=True, text=True)
+        raise SystemExit('no outage and recovery seen by the poller: %s; poller stderr: %s; %s'
+                         % (events(), poller.stderr.read()[-2000:], status.stdout[-2000:]))
     return up - down, wall
 
 

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROBE = os.path.join(HERE, 'probe.py')
@@ -335,8 +336,10 @@ class Harness:
                 json.dump(results, handle, indent=2)
             return 0 if ok else 1
         # The chain towards TARGET (with --scope injected: only its injected cases, no interrupt).
+        started = not self.args.start_at
         for case in CHAIN:
-            if self.args.scope == 'injected' and ('after' in case or case.get('prepare')):
+            started = started or case['id'] == self.args.start_at
+            if not started or self.args.scope == 'injected' and ('after' in case or case.get('prepare')):
                 continue
             if case.get('prepare') == 'purge_cuda':
                 # The converge installed the toolkit; remove it so that this run installs it again.
@@ -363,7 +366,7 @@ class Harness:
         with open(self.args.results, 'w') as handle:
             json.dump(results, handle, indent=2)
         results['scope'] = self.args.scope
-        if self.args.doc and self.args.scope == 'all':
+        if self.args.doc and self.args.scope == 'all' and not (self.args.chain_only or self.args.start_at):
             with open(self.args.doc, 'w') as handle:
                 handle.write(render(results))
         return 0 if ok else 1
@@ -527,6 +530,7 @@ def parse_args():
     parser.add_argument('--doc', default='')
     parser.add_argument('--host', default='sglang-fault-1')
     parser.add_argument('--chain-only', action='store_true', help='skip the injected faults before the chain (development)')
+    parser.add_argument('--start-at', default='', help='chain case id to start the chain at (development; with --chain-only)')
     parser.add_argument('--only', default='', help='comma-separated injection ids to run alone (development)')
     parser.add_argument('--scope', choices=['all', 'injected'], default='all',
                         help='injected: the injected faults and the plain re-run, not the interrupt chain (the test command\'s '
@@ -538,4 +542,10 @@ if __name__ == '__main__':
     ARGS = parse_args()
     if ARGS.only:
         INJECTIONS[:] = [c for c in INJECTIONS if c['id'] in ARGS.only.split(',')]
-    sys.exit(Harness(ARGS).main())
+    try:
+        sys.exit(Harness(ARGS).main())
+    except Exception:  # pylint: disable=broad-except
+        # The scenario reads the results file: say there what broke the harness itself.
+        with open(ARGS.results, 'w') as results_file:
+            json.dump({'ok': False, 'cases': [], 'harness_error': traceback.format_exc()}, results_file, indent=2)
+        raise
