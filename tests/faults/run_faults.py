@@ -131,8 +131,9 @@ CHAIN = [
     {'id': 'int-switch-stopped', 'title': 'interrupt at the switch: service stopped, links not flipped yet',
      'after': [r'Stop the service before the flip\]'], 'host_test': 'service_down', 'switch': True},
     {'id': 'int-switch-flipped', 'title': 'interrupt at the switch: links flipped, service not started yet',
-     'after': [r'Point current at the target stack\]', r'TASK \[gpuops\.sglang_stack\.sglang_service'], 'host_test': 'current_is_target',
-     'switch': True},
+     # The start follows the flip after one controller-side task: kill on that task's header, then look.
+     'after': [r'Point current at the target stack\]', r'TASK \[gpuops\.sglang_stack\.gated_switch : Note the gate in progress\]'],
+     'host_test': 'current_is_target', 'kill_on_header': True, 'switch': True},
     # The re-run after that cut: current already names the new stack and the service is stopped. The new
     # stack fails its health gate (the stand-in's fault file), so the run must still go back to the stack
     # that served before the cut (gated_switch's journal), not keep the new one as if it had served.
@@ -204,8 +205,10 @@ class Harness:
 
     def kill(self, proc, interrupt):
         """Wait for the phase's host-side process, then SIGKILL the controller and the host side."""
-        seen, deadline = '', time.time() + 20
-        while time.time() < deadline:
+        seen, deadline = '', time.time() + (0 if interrupt.get('kill_on_header') else 20)
+        if interrupt.get('kill_on_header'):
+            os.killpg(proc.pid, signal.SIGKILL)
+        while time.time() < deadline or interrupt.get('kill_on_header') and not seen:
             if 'host' in interrupt:
                 procs = self.probe('procs')
                 match = [p for p in procs if re.search(interrupt['host'], p)]
@@ -225,7 +228,10 @@ class Harness:
             if proc.poll() is not None:
                 break
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # killed on the header already, and reaped
+            pass
         host_killed = self.probe('killtree')
         return {'killed': True, 'host_seen': seen or 'not seen before the kill', 'host_killed': [k[:160] for k in host_killed]}
 
