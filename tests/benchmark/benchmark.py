@@ -154,6 +154,10 @@ def main():
     parser.add_argument('--first-runs', type=int, default=3, help='fresh-host first converges (each starts a new container)')
     parser.add_argument('--hosts', type=int, default=8)
     parser.add_argument('--skip-fleet', action='store_true', help='skip the verify 1 vs N hosts part')
+    parser.add_argument('--switch-only', action='store_true',
+                        help='only the switch / rollback / bare restart downtimes, on the existing host 1 (after a full run)')
+    parser.add_argument('--fleet-only', action='store_true', help='only the verify 1 vs N hosts part (after a full run)')
+    parser.add_argument('--label', default='', help='suffix of the results file (results<label>.json)')
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
     inv = write_inventory(args.hosts)
@@ -163,9 +167,13 @@ def main():
          'switch': [], 'rollback': [], 'restart': [], 'verify_1': [], 'verify_n': []}
 
     def save():
-        with open(os.path.join(OUT, 'results.json'), 'w') as handle:
+        with open(os.path.join(OUT, 'results%s.json' % args.label), 'w') as handle:
             json.dump(r, handle, indent=1)
 
+    if args.switch_only:
+        args.first_runs, args.skip_fleet = 0, True
+    if args.fleet_only:
+        args.first_runs = 0
     for _ in range(args.first_runs):
         start_host(1)
         prepare(inv, one)
@@ -175,17 +183,18 @@ def main():
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
         save()
-    for _ in range(args.runs - args.first_runs):
+    for _ in range(0 if args.switch_only or args.fleet_only else args.runs - args.first_runs):
         wall, changed = playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
         r['noop'].append(wall)
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
 
     # Stack B beside A (built, not switched), then switch A -> B and roll back B -> A, each against a bare restart.
-    playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
+    if not args.fleet_only:
+        playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
-    for _ in range(args.runs):
+    for _ in range(0 if args.fleet_only else args.runs):
         r['switch'].append(downtime(one, lambda: playbook(inv, switch, {'stack_declaration_name': 'bench-b'}, one)[0]))
         r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, {'stack_declaration_name': 'bench-b'}, one)[0]))
         r['restart'].append(bare_restart(one))
@@ -193,7 +202,8 @@ def main():
 
     if not args.skip_fleet:
         for i in range(2, args.hosts + 1):
-            start_host(i)
+            if not (args.fleet_only and subprocess.run(['docker', 'inspect', host(i)], capture_output=True).returncode == 0):
+                start_host(i)
         prepare(inv)
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-a', 'sglang_upgrade_serial': args.hosts})
         verify = os.path.join(ROOT, 'playbooks', 'verify.yml')
@@ -204,11 +214,13 @@ def main():
     save()
     down = dict((k, [d for d, _ in r[k]]) for k in ('switch', 'rollback', 'restart'))
     walls = dict((k, [w for _, w in r[k]]) for k in ('switch', 'rollback', 'restart'))
-    rows = [
+    rows = [] if args.switch_only or args.fleet_only else [
         ('first converge, 1 host (s)', median(r['first']), ''),
         ('second run, no-op (s)', median(r['noop']), 'changed: %s' % r['noop_changed']),
         ('second run, pipelining off (s)', median(r['noop_no_pipelining']),
-         'pipelining on / off = %.2f' % (median(r['noop']) / median(r['noop_no_pipelining']))),
+         'pipelining on / off = %.2f' % (median(r['noop']) / median(r['noop_no_pipelining'])))
+    ]
+    rows += [] if args.fleet_only else [
         ('bare `systemctl restart`: downtime (s)', median(down['restart']), ''),
         ('switch playbook: downtime (s)', median(down['switch']),
          'vs bare restart = %.2f; playbook wall %.1f s' % (median(down['switch']) / median(down['restart']), median(walls['switch']))),
