@@ -9,7 +9,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: apt_repo_fetch
 short_description: Fetch one package and its dependency closure from a signed flat apt repository, verified
-version_added: 1.1.0
+version_added: 1.0.0
 description:
   - Fetches the C(InRelease) of a flat apt repository (NVIDIA's CUDA layout, C(deb [signed-by=KEY] URL /)), or C(Release)
     and C(Release.gpg) when the repository has no C(InRelease), and verifies the signature with C(gpgv) against
