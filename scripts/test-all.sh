@@ -79,9 +79,12 @@ testbed() {
 }
 
 # Tests of the test bed itself (the GPU stand-in against the parsers): plain pytest on the working
-# tree, because molecule/ is not part of the built collection that ansible-test units sees.
+# tree, because molecule/ is not part of the built collection that ansible-test units sees. Also the
+# apt_repo_fetch module tests, which sign a repository with gpg (gpg-agent does not survive ansible-test's
+# forked workers; galaxy.yml leaves that file out of the tarball).
 testbed_units() {
-  PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py
+  PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py \
+    tests/unit/plugins/modules/test_apt_repo_fetch.py
 }
 
 # The execution environment: `ansible-builder create` from meta/execution-environment.yml into

@@ -37,8 +37,10 @@ def sha256(data):
 
 
 def gpg(home, *args, **kwargs):
-    return subprocess.run(['gpg', '--batch', '--homedir', str(home), '--pinentry-mode', 'loopback', '--passphrase', ''] + list(args),
-                          check=True, capture_output=True, **kwargs)
+    proc = subprocess.run(['gpg', '--batch', '--homedir', str(home), '--pinentry-mode', 'loopback', '--passphrase', ''] + list(args),
+                          check=False, capture_output=True, **kwargs)
+    assert proc.returncode == 0, 'gpg %s: %s' % (' '.join(args), proc.stderr)
+    return proc
 
 
 def make_key(home, name):
