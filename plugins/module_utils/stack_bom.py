@@ -11,9 +11,10 @@ compares them with the declared packages (name, version), exactly: the declarati
 versions, so anything else is drift.
 
 A torch wheel from PyPI records ``2.11.0`` in its METADATA while ``torch/version.py`` says
-``2.11.0+cu130``; for torch the version compared is the one of ``torch/version.py`` when the
-METADATA version has no local tag. A declared ``+cuXYZ`` torch also needs ``torch.version.cuda``
-to be ``X.Y`` (``+cu130`` -> ``13.0``).
+``2.11.0+cu130``; torch is installed as declared when either matches the declared version. Whether
+it is a CUDA X.Y build is read from the wheel itself (``torch/version.py``: ``cuda = '13.0'``), never
+from the tag alone: a torch declared with ``cuda: "13.0"`` or a ``+cu130`` tag needs
+``torch.version.cuda`` to be ``13.0``.
 """
 
 from __future__ import annotations
@@ -115,10 +116,19 @@ def cuda_of_tag(version):
     return '%d.%s' % (int(match.group(1)), match.group(2))
 
 
-def _installed_version(norm, dist, installed):
+def declared_cuda(pkg):
+    """The CUDA a declared package is built for: its ``cuda`` key ("13.0"), else its +cuXYZ tag, else None."""
+    if pkg.get('cuda') not in (None, ''):
+        return str(pkg['cuda'])
+    return cuda_of_tag(pkg.get('version'))
+
+
+def _installed_version(norm, dist, installed, declared):
+    """The installed version to report: for torch, torch/version.py's when it is the declared one or the
+    METADATA carries no local tag (PyPI's 2.11.0 is 2.11.0+cu130 there)."""
     version = dist['version']
     torch = installed.get('torch') or {}
-    if norm == 'torch' and version and '+' not in version and torch.get('version'):
+    if norm == 'torch' and torch.get('version') and version != declared and (torch['version'] == declared or '+' not in str(version)):
         return torch['version']
     return version
 
@@ -127,8 +137,8 @@ def compare(declared_packages, installed):
     """Compare declared packages (dicts with name and version; layer kept when given) with read_installed().
 
     Returns a list of {'name', 'declared', 'installed', 'status' (ok, drift, missing), 'detail'} in the
-    declared order, plus, when torch is declared with a +cuXYZ tag, an item 'torch.version.cuda'
-    (declared X.Y, installed the cuda of torch/version.py).
+    declared order, plus, when torch is declared as a CUDA build (``cuda: "13.0"`` or a +cuXYZ tag), an
+    item 'torch.version.cuda' (declared X.Y, installed the cuda of torch/version.py).
     """
     items = []
     distributions = installed.get('distributions') or {}
@@ -143,15 +153,15 @@ def compare(declared_packages, installed):
         if dist is None:
             item.update(installed=None, status=STATUS_MISSING, detail='%s %s declared, not installed' % (name, declared))
         else:
-            version = _installed_version(norm, dist, installed)
+            version = _installed_version(norm, dist, installed, declared)
             item['installed'] = version
-            if version == declared:
+            if version == declared or dist['version'] == declared:
                 item.update(status=STATUS_OK, detail='%s %s' % (name, version))
             else:
                 item.update(status=STATUS_DRIFT, detail='%s %s declared, %s installed' % (name, declared, version))
         items.append(item)
-        if norm == 'torch' and cuda_of_tag(declared):
-            want = cuda_of_tag(declared)
+        if norm == 'torch' and declared_cuda(pkg):
+            want = declared_cuda(pkg)
             torch = installed.get('torch')
             check = {'name': 'torch.version.cuda', 'declared': want}
             if pkg.get('layer'):
@@ -162,7 +172,8 @@ def compare(declared_packages, installed):
                 check.update(installed=want, status=STATUS_OK, detail='torch CUDA %s' % want)
             else:
                 check.update(installed=torch.get('cuda'), status=STATUS_DRIFT,
-                             detail='torch/version.py cuda is %s, %s declared (+cu%s)' % (torch.get('cuda'), want, want.replace('.', '')))
+                             detail='torch/version.py cuda is %s, %s declared (%s)' % (
+                                 torch.get('cuda'), want, ('+cu' + want.replace('.', '')) if cuda_of_tag(declared) else 'cuda: "%s"' % want))
             items.append(check)
     return items
 

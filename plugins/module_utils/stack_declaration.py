@@ -12,7 +12,13 @@ safe live in one place and are unit-tested:
 
 * the layers come in the order torch -> flashinfer -> sgl_kernel -> sglang;
 * every version is exact (no ranges): a range would let pip pick something nobody reviewed;
-* torch and the flashinfer JIT cache carry the CUDA tag of the declared toolkit (cu130 for 13.0);
+* torch and the flashinfer JIT cache are builds for the declared toolkit: the version carries its CUDA tag
+  (cu130 for 13.0) or, where the version has no local tag (PyPI's torch 2.11.0 is a cu130 build whose
+  torch/version.py says cuda = '13.0'), the package says ``cuda: "13.0"``;
+* torchvision is declared in the torch layer (``python -m sglang.launch_server`` imports it for every
+  model) and is the build of the same torch: 0.26.x for 2.11.x, the same nightly date, the same CUDA;
+* every package carries a verify policy (``verify``: reason, require, report) that says which of its
+  files must carry SM120 code (arch_policy.py judges them on the host);
 * flashinfer-python, flashinfer-cubin and flashinfer-jit-cache move in lock-step (flashinfer refuses
   a cubin of another version at import time);
 * sgl-kernel comes from a prebuilt wheel with the CUDA tag, never an sdist or a build;
@@ -33,6 +39,7 @@ import re
 
 # PEP 503 name normalisation ('flashinfer_python' -> 'flashinfer-python'): one rule for declared and installed names.
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import normalize_name
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.arch_policy import POLICY_KEYS, glob_problem
 
 LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
 FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
@@ -51,6 +58,15 @@ SHA256_POLICIES = ('pinned', 'record_on_first_fetch')
 SOURCES = ('index', 'url')
 DEPENDENCY_MODES = ('none', 'resolve')
 _REQUIREMENT_NAME = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)')
+_CUDA_VERSION = re.compile(r'^[0-9]+\.[0-9]+$')
+_LOCAL_CUDA_TAG = re.compile(r'^cu([0-9]+)([0-9])$')
+_RELEASE = re.compile(r'^([0-9]+)\.([0-9]+)\.([0-9]+)((?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?)$')
+# Packages whose device code SGLang loads on the GPU: their verify policy must require at least one file,
+# so that an inventory override cannot turn their check into a report.
+MUST_REQUIRE = ('torch', 'flashinfer-jit-cache', 'sgl-kernel')
+# torch 2.M.P ships with torchvision 0.(M+15).P (pytorch/vision's compatibility table; torchvision 0.26.0's
+# METADATA says Requires-Dist: torch (==2.11.0)).
+TORCHVISION_MINOR_OFFSET = {2: 15}
 
 
 class StackDeclarationError(ValueError):
@@ -76,6 +92,67 @@ def cuda_tag(cuda_version):
 def version_base(version):
     """'0.6.4+cu130' -> '0.6.4'."""
     return str(version).split('+', 1)[0]
+
+
+def version_local(version):
+    """'2.11.0.dev20251231+cu130' -> 'cu130'; '2.11.0' -> None."""
+    parts = str(version).split('+', 1)
+    return parts[1] if len(parts) == 2 else None
+
+
+def package_cuda(pkg):
+    """The CUDA a declared package is built for: its explicit ``cuda`` ("13.0"), else its +cuXYZ tag, else None.
+
+    The tag is not the only mark of a CUDA build: PyPI's torch 2.11.0 has no local tag while its
+    torch/version.py says cuda = '13.0'; such a package says so with ``cuda: "13.0"``.
+    """
+    if pkg.get('cuda') not in (None, ''):
+        return str(pkg['cuda'])
+    match = _LOCAL_CUDA_TAG.match(version_local(pkg.get('version')) or '')
+    return '%d.%s' % (int(match.group(1)), match.group(2)) if match else None
+
+
+def torchvision_for(torch_version):
+    """The torchvision release that goes with a torch version: '2.11.0.dev20251231+cu130' -> '0.26.0.dev20251231'.
+
+    None when the version is not MAJOR.MINOR.PATCH[pre][.dev] or its major has no known offset.
+    """
+    match = _RELEASE.match(version_base(torch_version))
+    if not match or int(match.group(1)) not in TORCHVISION_MINOR_OFFSET:
+        return None
+    major, minor, patch, suffix = int(match.group(1)), int(match.group(2)), int(match.group(3)), match.group(4)
+    return '0.%d.%d%s' % (minor + TORCHVISION_MINOR_OFFSET[major], patch, suffix)
+
+
+def _verify_policy_problems(where, pkg):
+    """The package's verify policy: a mapping with a reason, and globs relative to site-packages."""
+    policy = pkg.get('verify')
+    if policy is None:
+        return ['%s: "verify" is missing: every package says which of its files must carry code for the GPU '
+                '(verify: {reason: ..., require: [globs], report: [globs]}; a pure Python package gives only the reason)' % where]
+    if not isinstance(policy, dict):
+        return ['%s: "verify" must be a mapping with the keys %s' % (where, ', '.join(POLICY_KEYS))]
+    problems = []
+    unknown = sorted(str(key) for key in policy if key not in POLICY_KEYS)
+    if unknown:
+        problems.append('%s: verify has unknown key(s) %s (allowed: %s)' % (where, ', '.join(unknown), ', '.join(POLICY_KEYS)))
+    if not isinstance(policy.get('reason'), str) or not policy['reason'].strip():
+        problems.append('%s: verify needs a "reason": why these files, and only these, must carry code for the GPU' % where)
+    for key in ('require', 'report'):
+        globs = policy.get(key)
+        if globs is None:
+            continue
+        if not isinstance(globs, list):
+            problems.append('%s: verify.%s must be a list of globs relative to site-packages' % (where, key))
+            continue
+        for pattern in globs:
+            problem = glob_problem(pattern)
+            if problem:
+                problems.append('%s: verify.%s: %s' % (where, key, problem))
+    if normalize_name(pkg.get('name', '')) in MUST_REQUIRE and not policy.get('require'):
+        problems.append('%s: verify.require is empty: SGLang loads this package\'s device code on the GPU, so the policy '
+                        'must name the files that have to carry code for it' % where)
+    return problems
 
 
 def _package_problems(layer_name, pkg, tag, upstreams):
@@ -116,8 +193,18 @@ def _package_problems(layer_name, pkg, tag, upstreams):
                         'where no hash is published (a torch nightly)' % (where, sha))
     elif sha and not _SHA256.match(str(sha)):
         problems.append('%s: sha256 "%s" is not 64 lower-case hex digits' % (where, sha))
-    if pkg.get('cuda_tagged') and not version.endswith('+' + tag):
-        problems.append('%s: version "%s" must carry the CUDA tag +%s of the declared toolkit' % (where, version, tag))
+    local = version_local(version)
+    cuda = pkg.get('cuda')
+    if cuda not in (None, ''):
+        if not _CUDA_VERSION.match(str(cuda)):
+            problems.append('%s: cuda "%s" must be MAJOR.MINOR, e.g. "13.0" (what the wheel\'s own CUDA version says)' % (where, cuda))
+        elif local and _LOCAL_CUDA_TAG.match(local) and local != cuda_tag(cuda):
+            problems.append('%s: cuda "%s" contradicts the version\'s tag +%s' % (where, cuda, local))
+    if pkg.get('cuda_tagged'):
+        if local != tag and not (local is None and package_cuda(pkg) is not None):
+            problems.append('%s: version "%s" must carry the CUDA tag +%s of the declared toolkit (or, when the version has no '
+                            'local tag, say cuda: "<the toolkit version>" as the wheel\'s own CUDA version reads)' % (where, version, tag))
+    problems.extend(_verify_policy_problems(where, pkg))
     return problems
 
 
@@ -166,11 +253,7 @@ def validate(declaration):
     if problems:
         return problems
 
-    torch = packages.get('torch')
-    if torch is None:
-        problems.append('layer torch must declare the package torch')
-    elif not str(torch['version']).endswith('+' + tag):
-        problems.append('torch %s does not carry the CUDA tag +%s of the declared toolkit' % (torch['version'], tag))
+    problems.extend(_torch_problems(layers, packages, cuda_version, tag))
 
     trio = [packages.get(name) for name in FLASHINFER_TRIO]
     if None in trio:
@@ -198,6 +281,46 @@ def validate(declaration):
         problems.append('layer sglang must declare the package sglang')
     problems.extend(_requirement_problems(layers, packages))
     problems.extend(_python_tag_problems(declaration.get('python') or {}, packages))
+    return problems
+
+
+def _torch_problems(layers, packages, cuda_version, tag):
+    """torch is a build for the declared CUDA; torchvision, in the same layer, is the build of that torch."""
+    problems = []
+    torch = packages.get('torch')
+    if torch is None:
+        return ['layer torch must declare the package torch']
+    torch_cuda = package_cuda(torch)
+    if torch_cuda is None:
+        problems.append('torch %s says nothing of its CUDA: its version carries no +%s tag and it declares no cuda. For a wheel '
+                        'whose version has no local tag (PyPI\'s torch 2.11.0), set cuda: "%s" when its torch/version.py says '
+                        'cuda = \'%s\'' % (torch['version'], tag, cuda_version, cuda_version))
+    elif torch_cuda != cuda_version:
+        problems.append('torch %s is a CUDA %s build (+%s), the declared toolkit is %s (+%s)'
+                        % (torch['version'], torch_cuda, cuda_tag(torch_cuda), cuda_version, tag))
+    vision = packages.get('torchvision')
+    torch_layer = [pkg.get('name') for layer in layers if layer.get('name') == 'torch' for pkg in layer.get('packages') or []]
+    if vision is None:
+        problems.append('layer torch must declare torchvision beside torch: python -m sglang.launch_server imports it at module '
+                        'level for every model (srt/multimodal/internvl_utils.py: import torchvision.transforms)')
+        return problems
+    if 'torchvision' not in torch_layer:
+        problems.append('torchvision must be in layer torch, beside the torch it is built for')
+    want = torchvision_for(torch['version'])
+    have = version_base(vision['version'])
+    if want is None:
+        problems.append('torch %s: no known torchvision release goes with it (torch 2.M.P ships with torchvision 0.(M+15).P)'
+                        % torch['version'])
+    elif have != want:
+        problems.append('torchvision %s is not the build of torch %s: that torch ships with torchvision %s (torchvision pins '
+                        'its torch exactly: 0.26.0 requires torch==2.11.0; a nightly needs the same date)'
+                        % (vision['version'], torch['version'], want))
+    if version_local(vision['version']) != version_local(torch['version']):
+        problems.append('torchvision %s and torch %s must carry the same local tag (+%s): both come from one build of one index'
+                        % (vision['version'], torch['version'], version_local(torch['version']) or 'none'))
+    elif package_cuda(vision) != torch_cuda:
+        problems.append('torchvision %s is a CUDA %s build, torch %s a CUDA %s build; set the same cuda on both'
+                        % (vision['version'], package_cuda(vision) or 'unknown', torch['version'], torch_cuda or 'unknown'))
     return problems
 
 
