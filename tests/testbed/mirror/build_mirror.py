@@ -49,6 +49,8 @@ from urllib.parse import quote
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
+sys.path.insert(0, str(HERE))
+import real_stack  # noqa: E402  (beside this file: the real stack's wheels and real-layout stand-ins)
 STANDINS = HERE / "standins"
 CUDA_SRC = STANDINS / "cuda"
 
@@ -105,6 +107,17 @@ TORCH = {
     # The real cu130 x86_64 build (pytorch .ci/manywheel/build_cuda.sh); it also passes
     # -compress-mode=size, so does the stand-in.
     "arch_list": "7.5;8.0;8.6;9.0;10.0;12.0+PTX",
+    "index": "https://download.pytorch.org/whl/nightly/cu130",
+}
+
+# The companion of the torch nightly stand-in (the stack declaration's torch layer holds torchvision
+# in lock-step with torch): a pure-Python stub pinned to that torch, like the real nightly.
+TORCHVISION = {
+    "dist": "torchvision",
+    "version": "0.26.0.dev20251231+cu130",
+    "pytags": TORCH["pytags"],
+    "platform": TORCH["platform"],
+    "requires_python": ">=3.10",
     "index": "https://download.pytorch.org/whl/nightly/cu130",
 }
 
@@ -716,6 +729,10 @@ def cuda_jobs(built_against: str) -> list:
         {"name": "libtorch_cuda", "src": "torch_cuda_kernels.cu", "codes": t_codes,
          "args": [*t_args, "--compress-mode=size"], "defines": {"STANDIN_ARCH_FLAGS": t_flags}},
         {"name": "libc10_cuda", "src": "c10_cuda.cu", "codes": [], "args": [], "defines": {}},
+        # torchvision's CUDA ops library is built with torch's arch list (PyPI 0.26.0: SASS sm_75 ... sm_120, PTX 12.0).
+        {"name": "torchvision_C", "src": "real_layout_kernel.cu", "codes": t_codes,
+         "args": [*t_args, "--compress-mode=size"],
+         "defines": {"STANDIN_WHAT": f"torchvision {TORCHVISION['version']} torchvision/_C.so"}},
         {"name": "sgl_sm90_common_ops", "src": "sgl_kernel_common_ops.cu", "codes": sgl,
          "args": [*sass_gencodes(sgl), "--compress-mode=size", "-use_fast_math"], "defines": {}},
         {"name": "sgl_sm100_common_ops", "src": "sgl_kernel_common_ops.cu", "codes": sgl,
@@ -884,6 +901,102 @@ Stands in for the PyTorch nightly wheel `torch-{v}-cpXY-cpXY-{TORCH['platform']}
                      ["Homepage, https://pytorch.org", f"Stands-In-For, {TORCH['index']}"])
     return [build_wheel(out_dir, "torch", v, [f"{t}-{t}-{TORCH['platform']}"], files, meta, purelib=False)
             for t in TORCH["pytags"]]
+
+
+def build_torchvision(so: dict, out_dir: Path) -> list:
+    v = TORCHVISION["version"]
+    files = _pkg_files(STANDINS / "torchvision", {"VERSION": v, "TORCH_VERSION": TORCH["version"], "TORCH_CUDA": TORCH["cuda"],
+                                                  "INDEX": TORCHVISION["index"]})
+    files["torchvision/_C.so"] = (so["torchvision_C"]["path"].read_bytes(), 0o755)
+    summary = (f"TEST STAND-IN for torchvision {v} ({TORCHVISION['index']}): NOT the real torchvision, a pure-Python stub "
+               f"pinned to the torch stand-in {TORCH['version']} for the sglang-stack test bed")
+    body = f"""
+# TEST STAND-IN for torchvision {v}
+
+Stands in for the PyTorch nightly wheel `torchvision-{v}-cpXY-cpXY-{TORCHVISION['platform']}.whl` of
+{TORCHVISION['index']}, the companion of the torch nightly stand-in. **This is not torchvision**: no operators.
+
+- `torchvision/_C.so`: built by the real nvcc 13.0.88 with torch's `TORCH_CUDA_ARCH_LIST="{TORCH['arch_list']}"`
+  (never loaded).
+- Requires-Dist: `torch=={TORCH['version']}` (the real nightly pins the torch of its date the same way).
+- `import torchvision` raises RuntimeError under any other `torch.__version__`; `torchvision.transforms` exists
+  (SGLang 0.5.9 imports it at start-up).
+"""
+    meta = _metadata("torchvision", v, summary, body, TORCHVISION["requires_python"], [f"torch=={TORCH['version']}"],
+                     ["Programming Language :: Python :: 3"],
+                     ["Homepage, https://github.com/pytorch/vision", f"Stands-In-For, {TORCHVISION['index']}"])
+    return [build_wheel(out_dir, "torchvision", v, [f"{t}-{t}-{TORCHVISION['platform']}"], files, meta, purelib=False)
+            for t in TORCHVISION["pytags"]]
+
+
+def build_real_layout_sgl_kernel(so: dict, out_dir: Path, no_sm120: bool) -> tuple:
+    """sgl-kernel 0.3.21+cu130 stand-in with the file names and per-file targets of the PyPI 0.3.21 wheel."""
+    rs = real_stack.SGL_REAL
+    v = rs["version"]
+    wheel_file = f"sgl_kernel-{v}-{rs['tag']}.whl"
+    url = SGL_KERNEL["release_url"] + quote(wheel_file)
+    files = _pkg_files(STANDINS / "sgl_kernel", {
+        "VERSION": v, "PUBLIC_VERSION": SGL_KERNEL["public_version"], "WHEEL_GLOB": wheel_file,
+        "BUILT_AGAINST_TORCH": rs["built_against_torch"], "CUDA_TARGETS": real_stack.SGL_SETS["common"]})
+    so_files, targets = real_stack.sgl_kernel_files(so, no_sm120=no_sm120)
+    files.update(so_files)
+    variant = (" This variant's sgl_kernel/sm100/common_ops.abi3.so carries NO SM120 code (a wrong build for verify's "
+               "negative case).") if no_sm120 else ""
+    summary = (f"TEST STAND-IN for sgl-kernel {v} ({url}): NOT the real sgl-kernel, the real wheel's file layout with "
+               f"nvcc-built fatbins for the sglang-stack test bed{' (no SM120 in sm100/common_ops)' if no_sm120 else ''}")
+    listing = "\n".join(f"- `{rel}`: {' '.join(t) or 'host code only'}" for rel, t in targets.items())
+    body = f"""
+# TEST STAND-IN for sgl-kernel {v}
+
+Stands in for `{wheel_file}` ({url}). **This is not sgl-kernel.**{variant}
+
+The shared libraries have the names of the PyPI sgl-kernel 0.3.21 wheel (the CUDA 12 build of the same
+CMake) and, per file, the architectures a fatbin scan of that wheel shows; each is a real nvcc 13.0.88 build:
+
+{listing}
+
+`import sgl_kernel` imports torch and raises `ImportError: ...: undefined symbol: ...` unless `torch.__version__`
+is `{rs['built_against_torch']}` (the real torch 2.11.0 cu130). The libraries are never loaded.
+Requires-Dist: none, like the real wheel.
+"""
+    meta = _metadata("sgl-kernel", v, summary, body, SGL_KERNEL["requires_python"], [],
+                     ["Programming Language :: Python :: 3", "Environment :: GPU :: NVIDIA CUDA"],
+                     ["Homepage, https://github.com/sgl-project/sglang/tree/main/sgl-kernel", f"Stands-In-For, {url}"])
+    sub = out_dir / ("no-sm120" if no_sm120 else "real-layout")
+    sub.mkdir(parents=True, exist_ok=True)
+    return build_wheel(sub, "sgl-kernel", v, [rs["tag"]], files, meta, purelib=False), targets
+
+
+def build_real_layout_fi_jit(so: dict, out_dir: Path) -> tuple:
+    """flashinfer-jit-cache 0.6.4+cu130 stand-in laid out where flashinfer 0.6.4 looks: jit_cache/<name>/<name>.so."""
+    v = FI_JIT["version"]
+    wheel_file = f"flashinfer_jit_cache-{v}-{FI_JIT['tag']}.whl"
+    url = FI_JIT["release_url"] + quote(wheel_file)
+    files = _pkg_files(STANDINS / "flashinfer_jit_cache", {"VERSION": v, "WHEEL": wheel_file, "ARCH_LIST": FI_JIT["arch_list"]})
+    so_files, targets = real_stack.fi_jit_files(so)
+    files.update(so_files)
+    summary = (f"TEST STAND-IN for flashinfer-jit-cache {v} ({url}): NOT the real package, flashinfer 0.6.4's module "
+               "layout with nvcc-built modules for the sglang-stack test bed")
+    listing = "\n".join(f"- `{rel}`: {' '.join(t)}" for rel, t in targets.items())
+    body = f"""
+# TEST STAND-IN for flashinfer-jit-cache {v}
+
+Stands in for `{wheel_file}` ({url}, index {FI_JIT['index']}; the index publishes sha256
+`04220efdcee5ba4b63ca8e868dcf559cfb9ad4014ec79ed622e87bf0361dba27`). **This is not FlashInfer.**
+
+flashinfer-python 0.6.4 loads a prebuilt module from `flashinfer_jit_cache.get_jit_cache_dir() / name / f"{{name}}.so"`
+(flashinfer/jit/env.py `_get_aot_dir`, flashinfer/jit/core.py `aot_path`). The modules below carry the names of
+flashinfer 0.6.4's jit specs; the general ones the release CI's `FLASHINFER_CUDA_ARCH_LIST="{FI_JIT['arch_list']}"`,
+the arch-specific ones their own target. Each is a real nvcc 13.0.88 build:
+
+{listing}
+"""
+    meta = _metadata("flashinfer-jit-cache", v, summary, body, FI_JIT["requires_python"], [],
+                     ["Programming Language :: Python :: 3", "Environment :: GPU :: NVIDIA CUDA"],
+                     ["Homepage, https://github.com/flashinfer-ai/flashinfer", f"Stands-In-For, {url}"])
+    sub = out_dir / "real-layout"
+    sub.mkdir(parents=True, exist_ok=True)
+    return build_wheel(sub, "flashinfer-jit-cache", v, [FI_JIT["tag"]], files, meta, purelib=False), targets
 
 
 def build_sgl_kernel(so: dict, out_dir: Path, built_against: str) -> list:
@@ -1060,6 +1173,9 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--out", default=str(REPO / "build" / "mirror"), help="mirror root (default: build/mirror)")
     ap.add_argument("--work", help="intermediate files and stamps (default: <out>/../mirror-work)")
     ap.add_argument("--cache", help="download cache (default: <out>/../cache)")
+    ap.add_argument("--machine-cache", help="download cache of the real stack's wheels, kept across clones and CI runs "
+                    f"(default: ${real_stack.MACHINE_CACHE_ENV} or {real_stack.MACHINE_CACHE_DEFAULT})")
+    ap.add_argument("--no-real-stack", action="store_true", help="leave out the real stack (the fast scenarios do not need it)")
     ap.add_argument("--key-dir", help="GnuPG home of the test signing key (default: <out>/../mirror-key)")
     ap.add_argument("--sgl-kernel-built-against-torch", default=os.environ.get(
         "SGL_KERNEL_BUILT_AGAINST_TORCH", SGL_KERNEL["default_built_against_torch"]),
@@ -1081,6 +1197,9 @@ def main(argv: list | None = None) -> int:
     nvcc_wheels = fetch_nvcc(cache, stamps)
     real = fetch_real_pypi(cache, stamps)
     closure = fetch_pypi_closure(cache, stamps)
+    mcache = real_stack.machine_cache(args.machine_cache)
+    rs_doc = None if args.no_real_stack else real_stack.resolve(mcache)
+    rs_files = {} if rs_doc is None else real_stack.fetch(rs_doc, mcache)
     deb, nvcc = build_cuda_deb(nvcc_wheels, work, stamps)
     deb_sha = stamps.data("cuda-deb")["sha256"]
     try:
@@ -1089,7 +1208,7 @@ def main(argv: list | None = None) -> int:
     finally:
         stop_gpg_agent(key_dir)
 
-    jobs = cuda_jobs(args.sgl_kernel_built_against_torch)
+    jobs = cuda_jobs(args.sgl_kernel_built_against_torch) + ([] if rs_doc is None else real_stack.cuda_jobs())
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(lambda j: compile_job(j, nvcc, deb_sha, work, stamps), jobs))
     so = {j["name"]: r for j, r in zip(jobs, results)}
@@ -1102,9 +1221,16 @@ def main(argv: list | None = None) -> int:
     sgl_wheels = build_sgl_kernel(so, wdir, args.sgl_kernel_built_against_torch)
     fi_jit = build_fi_jit(so, wdir)
     fi_cubin = build_fi_cubin(so, wdir)
-    keep = {p.name for p in [*torch_wheels, *sgl_wheels, fi_jit, fi_cubin]}
-    for stale in wdir.glob("*.whl"):
-        if stale.name not in keep:
+    tv_wheels = build_torchvision(so, wdir)
+    rs_sgl = rs_sgl_bad = rs_fi = None
+    if rs_doc is not None:
+        rs_sgl = build_real_layout_sgl_kernel(so, wdir, no_sm120=False)
+        rs_sgl_bad = build_real_layout_sgl_kernel(so, wdir, no_sm120=True)
+        rs_fi = build_real_layout_fi_jit(so, wdir)
+    keep = {p for p in [*torch_wheels, *tv_wheels, *sgl_wheels, fi_jit, fi_cubin]}
+    keep |= {w for w, _t in filter(None, [rs_sgl, rs_sgl_bad, rs_fi])}
+    for stale in wdir.rglob("*.whl"):
+        if stale not in keep:
             stale.unlink()
 
     linked, generated, manifest = {}, {}, []
@@ -1146,7 +1272,14 @@ def main(argv: list | None = None) -> int:
             "stands_in_for": {"what": f"PyTorch nightly wheel {w.name}", "url": f"{TORCH['index']}/{quote(w.name)}"},
             "cuda_targets": {"torch/lib/libtorch_cuda.so": so["libtorch_cuda"]["targets"]}})
     generated[f"{tdir}/torch/index.html"] = simple_page("torch", [("../", w, digest(w)) for w in torch_wheels])
-    generated[f"{tdir}/index.html"] = root_page("Simple index", ["torch"])
+    for w in tv_wheels:
+        add(f"{tdir}/{w.name}", w, {
+            "kind": "standin", "name": "torchvision", "version": TORCHVISION["version"],
+            "stands_in_for": {"what": f"PyTorch nightly wheel {w.name}", "url": f"{TORCHVISION['index']}/{quote(w.name)}"},
+            "requires": [f"torch=={TORCH['version']}"],
+            "cuda_targets": {"torchvision/_C.so": so["torchvision_C"]["targets"]}})
+    generated[f"{tdir}/torchvision/index.html"] = simple_page("torchvision", [("../", w, digest(w)) for w in tv_wheels])
+    generated[f"{tdir}/index.html"] = root_page("Simple index", ["torch", "torchvision"])
 
     # flashinfer cu130 index: links to the GitHub release assets
     fdir = f"flashinfer/releases/download/{FI_JIT['release']}"
@@ -1201,6 +1334,52 @@ def main(argv: list | None = None) -> int:
             "upstream_url": f"https://pypi.org/project/{project}/{version}/",
             "source": "pip download (dependency closure for the test containers)"})
         pypi.setdefault(project, {})[f] = p
+    if rs_doc is not None:
+        # A PyPI of its own (real-stack/pypi/): the fast scenarios' pypi/ serves small stand-ins under some of
+        # the same file names (flashinfer_cubin-0.6.4-py3-none-any.whl).
+        rs_pypi: dict = {}
+        for e in rs_doc["stack"]:
+            p = rs_files[e["file"]]
+            sha_cache[p] = e["sha256"]
+            add(f"{real_stack.RS_PREFIX}/pypi/packages/{e['file']}", p, {
+                "kind": "real", "name": e["name"], "version": e["version"], "upstream_url": e["url"],
+                "source": f"pip resolution of the real stack for CPython {real_stack.REAL_STACK['python']}; "
+                          "sha256 as PyPI publishes it, checked after download"})
+            rs_pypi.setdefault(project_name_norm(e["name"]), {})[e["file"]] = p
+        for project, files in rs_pypi.items():
+            generated[f"{real_stack.RS_PREFIX}/pypi/simple/{project}/index.html"] = simple_page(
+                project, [("../../packages/", f, digest(f)) for f in files.values()])
+        generated[f"{real_stack.RS_PREFIX}/pypi/simple/index.html"] = root_page("Simple index", list(rs_pypi))
+        # The PyPI sgl-kernel (a CUDA 12 build) on an index of its own: never resolved by accident.
+        wb = rs_doc["wrong_build"]
+        wprefix = real_stack.WRONG_BUILD["prefix"]
+        p = rs_files[wb["file"]]
+        sha_cache[p] = wb["sha256"]
+        add(f"{wprefix}/packages/{wb['file']}", p, {
+            "kind": "real", "name": wb["name"], "version": wb["version"], "upstream_url": wb["url"],
+            "note": "a CUDA 12 build: under torch 2.11 cu130 `import sgl_kernel` fails on libnvrtc.so.12 (the import gate's negative case)",
+            "source": "PyPI JSON API; sha256 as PyPI publishes it, checked after download"})
+        generated[f"{wprefix}/simple/sgl-kernel/index.html"] = simple_page("sgl-kernel", [("../../packages/", p, wb["sha256"])])
+        generated[f"{wprefix}/simple/index.html"] = root_page("Simple index", ["sgl-kernel"])
+        # The real-layout stand-ins: the upstream layouts below real-stack/ (and the no-SM120 variant).
+        for prefix, (w, targets) in ((real_stack.RS_PREFIX, rs_sgl), (real_stack.NO_SM120_PREFIX, rs_sgl_bad)):
+            add(f"{prefix}/{sdir}/{w.name}", w, {
+                "kind": "standin", "name": "sgl-kernel", "version": real_stack.SGL_REAL["version"], "layout": "real",
+                "stands_in_for": {"what": f"sgl-kernel release asset {w.name}", "url": SGL_KERNEL["release_url"] + quote(w.name),
+                                  "index": SGL_KERNEL["index"], "layout_from": "PyPI sgl_kernel-0.3.21 (file names, per-file targets)"},
+                "built_against_torch": real_stack.SGL_REAL["built_against_torch"], "cuda_targets": targets,
+                **({"variant": "no SM120 code in sgl_kernel/sm100/common_ops.abi3.so"} if prefix == real_stack.NO_SM120_PREFIX else {})})
+            generated[f"{prefix}/sgl-whl/cu130/sgl-kernel/index.html"] = simple_page(
+                "sgl-kernel", [(f"../../releases/download/{SGL_KERNEL['release']}/", w, digest(w))])
+        w, targets = rs_fi
+        add(f"{real_stack.RS_PREFIX}/{fdir}/{w.name}", w, {
+            "kind": "standin", "name": "flashinfer-jit-cache", "version": FI_JIT["version"], "layout": "real",
+            "stands_in_for": {"what": f"flashinfer release asset {w.name}", "url": FI_JIT["release_url"] + quote(w.name),
+                              "index": FI_JIT["index"], "real_sha256": "04220efdcee5ba4b63ca8e868dcf559cfb9ad4014ec79ed622e87bf0361dba27",
+                              "layout_from": "flashinfer-python 0.6.4 flashinfer/jit/env.py _get_aot_dir, core.py aot_path"},
+            "cuda_targets": targets})
+        generated[f"{real_stack.RS_PREFIX}/flashinfer/whl/cu130/flashinfer-jit-cache/index.html"] = simple_page(
+            "flashinfer-jit-cache", [(f"../../../releases/download/{FI_JIT['release']}/", w, digest(w))])
     for project, files in pypi.items():
         generated[f"pypi/simple/{project}/index.html"] = simple_page(
             project, [("../../packages/", f, digest(f)) for f in files.values()])
