@@ -146,3 +146,40 @@ def test_unreadable_metadata_is_reported(tmp_path):
     installed = stack_bom.read_installed(str(site))
     assert list(installed['distributions']) == ['ok-pkg']
     assert len(installed['errors']) == 1 and 'broken-1.0.dist-info' in installed['errors'][0]
+
+
+REAL_WHEELS = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'arch_policy')
+
+
+def real_pypi_torch_site(tmp_path, version_py=None):
+    """torch 2.11.0 and torchvision 0.26.0 as PyPI ships them: METADATA without +cu130, the real torch/version.py."""
+    if version_py is None:
+        with open(os.path.join(REAL_WHEELS, 'torch-2.11.0-version.py')) as handle:
+            version_py = handle.read()
+    return make_site(tmp_path, [('torch', '2.11.0'), ('torchvision', '0.26.0')], version_py)
+
+
+def test_pypi_torch_declared_with_its_cuda(tmp_path):
+    """Declared as the declaration says PyPI's torch: version 2.11.0, cuda "13.0"; the CUDA is read from torch/version.py."""
+    installed = stack_bom.read_installed(str(real_pypi_torch_site(tmp_path)))
+    declared = [{'name': 'torch', 'version': '2.11.0', 'cuda': '13.0'}, {'name': 'torchvision', 'version': '0.26.0', 'cuda': '13.0'}]
+    items = stack_bom.compare(declared, installed)
+    assert [(i['name'], i['status'], i['installed']) for i in items] == [
+        ('torch', 'ok', '2.11.0'), ('torch.version.cuda', 'ok', '13.0'), ('torchvision', 'ok', '0.26.0')]
+    # The same wheel declared with the tag of its torch/version.py is the same build: ok too.
+    items = stack_bom.compare([{'name': 'torch', 'version': '2.11.0+cu130'}], installed)
+    assert [i['status'] for i in items] == ['ok', 'ok']
+
+
+def test_pypi_torch_of_another_cuda_drifts(tmp_path):
+    """A torch 2.11.0 whose torch/version.py says 12.8 is not the declared cu130 build, whatever its METADATA says."""
+    site = real_pypi_torch_site(tmp_path, "__version__ = '2.11.0+cu128'\ncuda: Optional[str] = '12.8'\n")
+    items = stack_bom.compare([{'name': 'torch', 'version': '2.11.0', 'cuda': '13.0'}], stack_bom.read_installed(str(site)))
+    assert [(i['name'], i['status']) for i in items] == [('torch', 'ok'), ('torch.version.cuda', 'drift')]
+    assert items[1]['detail'] == 'torch/version.py cuda is 12.8, 13.0 declared (cuda: "13.0")'
+
+
+def test_declared_cuda():
+    assert stack_bom.declared_cuda({'version': '2.11.0', 'cuda': '13.0'}) == '13.0'
+    assert stack_bom.declared_cuda({'version': '2.11.0.dev20251231+cu130'}) == '13.0'
+    assert stack_bom.declared_cuda({'version': '2.11.0'}) is None

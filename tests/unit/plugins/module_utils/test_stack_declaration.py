@@ -12,8 +12,12 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_declaration as sd
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import parse_torch_version
 
-DEFAULTS = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'stack_declaration', 'defaults', 'main.yml')
+HERE = os.path.dirname(__file__)
+DEFAULTS = os.path.join(HERE, '..', '..', '..', '..', 'roles', 'stack_declaration', 'defaults', 'main.yml')
+EXAMPLE = os.path.join(HERE, '..', '..', '..', '..', 'inventories', 'example', 'group_vars', 'sglang_gpu_hosts', 'stack.yml')
+REAL_WHEELS = os.path.join(HERE, '..', '..', 'fixtures', 'arch_policy')
 
 
 @pytest.fixture
@@ -39,8 +43,8 @@ def test_shipped_declaration_is_valid(decl):
 def test_resolve_upstream_urls(decl):
     resolved = sd.resolve(decl)
     names = [p['name'] for p in resolved['packages']]
-    assert names == ['torch', 'flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache', 'sgl-kernel', 'sglang']
-    assert [p['order'] for p in resolved['packages']] == [1, 2, 3, 4, 5, 6]
+    assert names == ['torch', 'torchvision', 'flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache', 'sgl-kernel', 'sglang']
+    assert [p['order'] for p in resolved['packages']] == [1, 2, 3, 4, 5, 6, 7]
     assert pkg(resolved, 'torch')['index_url'] == 'https://download.pytorch.org/whl/nightly/cu130'
     assert pkg(resolved, 'flashinfer-jit-cache')['index_url'] == 'https://flashinfer.ai/whl/cu130'
     assert pkg(resolved, 'sgl-kernel')['url'] == (
@@ -197,7 +201,7 @@ def test_unguarded_sglang_requirements_refused(decl):
 def test_constraints_pin_every_declared_package(decl):
     resolved = sd.resolve(decl)
     assert resolved['constraints'] == [
-        'torch==2.11.0.dev20251231+cu130', 'flashinfer-python==0.6.4', 'flashinfer-cubin==0.6.4',
+        'torch==2.11.0.dev20251231+cu130', 'torchvision==0.26.0.dev20251231+cu130', 'flashinfer-python==0.6.4', 'flashinfer-cubin==0.6.4',
         'flashinfer-jit-cache==0.6.4+cu130', 'sgl-kernel==0.3.21+cu130', 'sglang==0.5.9']
     assert pkg(resolved, 'torch')['dependencies'] == 'resolve'
     assert pkg(resolved, 'sgl-kernel')['dependencies'] == 'none'
@@ -219,6 +223,8 @@ def test_python_3_11_refused_for_the_cp312_wheels(decl):
     assert problems == [
         'torch: torch-2.11.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl is built for Python 3.12 only, '
         'the stack interpreter is 3.11',
+        'torchvision: torchvision-0.26.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl is built for Python 3.12 only, '
+        'the stack interpreter is 3.11',
         'sgl-kernel: sgl_kernel-0.3.21+cu130-cp312-abi3-manylinux2014_x86_64.whl needs Python >= 3.12, the stack interpreter is 3.11',
     ]
 
@@ -227,6 +233,7 @@ def test_abi3_wheel_accepted_on_newer_python(decl):
     def to_313(d):
         d['python'] = {'version': '3.13', 'tag': 'cp313'}
         pkg(d, 'torch')['filename'] = 'torch-2.11.0.dev20251231+cu130-cp313-cp313-manylinux_2_28_x86_64.whl'
+        pkg(d, 'torchvision')['filename'] = 'torchvision-0.26.0.dev20251231+cu130-cp313-cp313-manylinux_2_28_x86_64.whl'
     assert problems_after(decl, to_313) == []
 
 
@@ -239,3 +246,179 @@ def test_resolving_dependencies_needs_an_index(decl):
     problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel').update(dependencies='resolve'))
     assert problems == ['layer sgl_kernel, package sgl-kernel: dependencies "resolve" needs source "index" '
                         '(the requirements are resolved from that index)']
+
+
+# --- the wheel's own CUDA version: torch 2.11.0 from PyPI ----------------------------------------
+
+def real_torch_version_py():
+    """torch/version.py of the real torch-2.11.0-cp312 wheel from PyPI (no +cu130 in the wheel's version)."""
+    with open(os.path.join(REAL_WHEELS, 'torch-2.11.0-version.py')) as handle:
+        return parse_torch_version(handle.read())
+
+
+def real_torchvision_requires_torch():
+    """The torch pin in the real torchvision 0.26.0 wheel's METADATA."""
+    with open(os.path.join(REAL_WHEELS, 'torchvision-0.26.0-METADATA')) as handle:
+        lines = handle.read().splitlines()
+    version = [line.split(':', 1)[1].strip() for line in lines if line.startswith('Version:')][0]
+    pins = [line for line in lines if line.startswith('Requires-Dist: torch ')]
+    return version, pins[0].split('==', 1)[1].rstrip(')')
+
+
+def to_pypi_torch(d, torch_cuda='13.0', vision_cuda='13.0'):
+    """The test bed's torch: PyPI's stable 2.11.0 and torchvision 0.26.0, whose versions carry no local tag."""
+    pkg(d, 'torch').update(version='2.11.0', upstream='pypi', index_path='simple', sha256='0' * 64, sha256_policy='pinned',
+                           filename='torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl')
+    pkg(d, 'torchvision').update(version='0.26.0', upstream='pypi', index_path='simple', sha256='1' * 64, sha256_policy='pinned',
+                                 filename='torchvision-0.26.0-cp312-cp312-manylinux_2_28_x86_64.whl')
+    for name, cuda in (('torch', torch_cuda), ('torchvision', vision_cuda)):
+        if cuda is None:
+            pkg(d, name).pop('cuda', None)
+        else:
+            pkg(d, name)['cuda'] = cuda
+
+
+def test_real_pypi_torch_is_a_cu130_build_by_its_own_version_py():
+    real = real_torch_version_py()
+    assert real == {'version': '2.11.0+cu130', 'cuda': '13.0'}
+
+
+def test_pypi_torch_accepted_when_it_says_its_cuda(decl):
+    real = real_torch_version_py()
+    assert problems_after(decl, lambda d: to_pypi_torch(d, torch_cuda=real['cuda'], vision_cuda=real['cuda'])) == []
+
+
+def test_pypi_torch_without_cuda_refused(decl):
+    problems = problems_after(decl, lambda d: to_pypi_torch(d, torch_cuda=None, vision_cuda=None))
+    assert problems == [
+        'layer torch, package torch: version "2.11.0" must carry the CUDA tag +cu130 of the declared toolkit (or, when the '
+        'version has no local tag, say cuda: "<the toolkit version>" as the wheel\'s own CUDA version reads)',
+        'layer torch, package torchvision: version "0.26.0" must carry the CUDA tag +cu130 of the declared toolkit (or, when the '
+        'version has no local tag, say cuda: "<the toolkit version>" as the wheel\'s own CUDA version reads)']
+
+    def untagged(d):
+        to_pypi_torch(d, torch_cuda=None, vision_cuda=None)
+        pkg(d, 'torch').pop('cuda_tagged')
+        pkg(d, 'torchvision').pop('cuda_tagged')
+    problems = problems_after(decl, untagged)
+    assert problems[0].startswith('torch 2.11.0 says nothing of its CUDA: its version carries no +cu130 tag and it declares no cuda.')
+
+
+def test_torch_cuda_of_another_toolkit_refused(decl):
+    problems = problems_after(decl, lambda d: to_pypi_torch(d, torch_cuda='12.8', vision_cuda='12.8'))
+    assert 'torch 2.11.0 is a CUDA 12.8 build (+cu128), the declared toolkit is 13.0 (+cu130)' in problems
+
+
+def test_cuda_contradicting_the_tag_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'torch').update(cuda='12.8'))
+    assert problems == ['layer torch, package torch: cuda "12.8" contradicts the version\'s tag +cu130']
+    problems = problems_after(decl, lambda d: pkg(d, 'torch').update(cuda='13'))
+    assert problems[0].startswith('layer torch, package torch: cuda "13" must be MAJOR.MINOR')
+
+
+# --- torchvision in lock-step with torch ---------------------------------------------------------
+
+def test_torchvision_for():
+    version, pin = real_torchvision_requires_torch()
+    assert (version, pin) == ('0.26.0', '2.11.0')
+    assert sd.torchvision_for(pin) == version
+    assert sd.torchvision_for('2.11.0.dev20251231+cu130') == '0.26.0.dev20251231'
+    assert sd.torchvision_for('2.9.1') == '0.24.1'
+    assert sd.torchvision_for('3.0.0') is None
+
+
+def test_shipped_torchvision_is_the_nightly_of_the_torch_date(decl):
+    torch, vision = pkg(decl, 'torch'), pkg(decl, 'torchvision')
+    assert vision['version'] == '0.26.0' + torch['version'][len('2.11.0'):]
+    assert vision['filename'] == torch['filename'].replace('torch-' + torch['version'], 'torchvision-' + vision['version'])
+    assert [p['name'] for p in decl['layers'][0]['packages']] == ['torch', 'torchvision']
+    assert (vision['sha256'], vision['sha256_policy'], vision['index_path']) == (None, 'record_on_first_fetch', torch['index_path'])
+
+
+@pytest.mark.parametrize('version, expected', [
+    ('0.25.0.dev20251231+cu130', 'torchvision 0.25.0.dev20251231+cu130 is not the build of torch 2.11.0.dev20251231+cu130: '
+                                 'that torch ships with torchvision 0.26.0.dev20251231'),
+    ('0.26.0.dev20251230+cu130', 'torchvision 0.26.0.dev20251230+cu130 is not the build of torch 2.11.0.dev20251231+cu130'),
+    ('0.26.0+cu130', 'torchvision 0.26.0+cu130 is not the build of torch 2.11.0.dev20251231+cu130'),
+])
+def test_torchvision_of_another_torch_refused(decl, version, expected):
+    problems = problems_after(decl, lambda d: pkg(d, 'torchvision').update(version=version))
+    assert len(problems) == 1 and problems[0].startswith(expected)
+
+
+def test_torchvision_of_another_cuda_refused(decl):
+    def cpu(d):
+        pkg(d, 'torchvision').update(version='0.26.0.dev20251231+cpu', cuda_tagged=False)
+    problems = problems_after(decl, cpu)
+    assert problems == ['torchvision 0.26.0.dev20251231+cpu and torch 2.11.0.dev20251231+cu130 must carry the same local tag '
+                        '(+cu130): both come from one build of one index']
+    problems = problems_after(decl, lambda d: to_pypi_torch(d, torch_cuda='13.0', vision_cuda='12.9'))
+    assert any('torchvision 0.26.0 is a CUDA 12.9 build, torch 2.11.0 a CUDA 13.0 build' in p for p in problems)
+
+
+def test_torchvision_required_in_the_torch_layer(decl):
+    def drop(d):
+        d['layers'][0]['packages'] = [p for p in d['layers'][0]['packages'] if p['name'] != 'torchvision']
+    problems = problems_after(decl, drop)
+    assert problems == ['layer torch must declare torchvision beside torch: python -m sglang.launch_server imports it at module '
+                        'level for every model (srt/multimodal/internvl_utils.py: import torchvision.transforms)']
+
+    def move(d):
+        vision = pkg(d, 'torchvision')
+        drop(d)
+        d['layers'][3]['packages'].append(vision)
+    assert problems_after(decl, move) == ['torchvision must be in layer torch, beside the torch it is built for']
+
+
+# --- verify policies -----------------------------------------------------------------------------
+
+def test_every_shipped_package_has_a_policy_with_a_reason(decl):
+    for layer in decl['layers']:
+        for item in layer['packages']:
+            assert item['verify']['reason'].strip(), item['name']
+    assert pkg(decl, 'sgl-kernel')['verify']['require'] == ['sgl_kernel/sm100/common_ops.abi3.so']
+    assert pkg(decl, 'torch')['verify']['require'] == ['torch/lib/libtorch_cuda.so']
+    assert not pkg(decl, 'flashinfer-cubin')['verify'].get('require')
+
+
+def test_policy_missing_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sglang').pop('verify'))
+    assert len(problems) == 1 and problems[0].startswith('layer sglang, package sglang: "verify" is missing')
+
+
+def test_policy_without_reason_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'flashinfer-cubin')['verify'].update(reason='  '))
+    assert problems == ['layer flashinfer, package flashinfer-cubin: verify needs a "reason": why these files, and only these, '
+                        'must carry code for the GPU']
+
+
+def test_policy_unknown_key_refused(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel')['verify'].update(required=['x.so'], dir='sgl_kernel'))
+    assert problems == ['layer sgl_kernel, package sgl-kernel: verify has unknown key(s) dir, required (allowed: reason, require, report)']
+
+
+def test_policy_globs_checked(decl):
+    problems = problems_after(decl, lambda d: pkg(d, 'sgl-kernel')['verify'].update(report=['../bin/x.so', '/abs.so']))
+    assert problems == ['layer sgl_kernel, package sgl-kernel: verify.report: glob "../bin/x.so" must not leave site-packages ("..")',
+                        'layer sgl_kernel, package sgl-kernel: verify.report: glob "/abs.so" must be relative to site-packages, '
+                        'with "/" separators']
+    problems = problems_after(decl, lambda d: pkg(d, 'torch')['verify'].update(require='torch/lib/libtorch_cuda.so'))
+    assert problems == ['layer torch, package torch: verify.require must be a list of globs relative to site-packages']
+
+
+@pytest.mark.parametrize('name', ['torch', 'flashinfer-jit-cache', 'sgl-kernel'])
+def test_policy_of_loaded_code_must_require_a_file(decl, name):
+    problems = problems_after(decl, lambda d: pkg(d, name)['verify'].update(require=[]))
+    assert len(problems) == 1 and 'verify.require is empty' in problems[0] and name in problems[0]
+
+
+def test_policy_not_in_the_digest(decl):
+    changed = copy.deepcopy(decl)
+    pkg(changed, 'flashinfer-cubin')['verify']['reason'] = 'another wording'
+    assert sd.resolve(changed)['id'] == sd.resolve(decl)['id']
+
+
+def test_example_inventory_declares_the_shipped_stack(decl):
+    with open(EXAMPLE) as handle:
+        example = yaml.safe_load(handle)
+    assert example['stack_declaration_layers'] == decl['layers']
