@@ -35,9 +35,9 @@ Layout (reverse engineered from nvcc/fatbinary 13.0 output and checked against c
 from __future__ import annotations
 
 import fnmatch
-import mmap
 import os
 import re
+import stat
 import struct
 
 FATBIN_MAGIC = 0xBA55ED50
@@ -63,6 +63,15 @@ FLAG_OBFUSCATED = 0x10000
 FLAG_ARCH_SPECIFIC = 0x100000
 FLAG_FAMILY_SPECIFIC = 0x200000
 
+# ELF e_flags of a cubin, ABI version 8 (CUDA 12.8 and later): the architecture-specific ('a') mark.
+EF_CUDA_ACCELERATORS = 0x8
+
+# Limits for hostile or broken files: images kept per file (cuFFT, the largest library seen, has
+# 23,983 with embedded fatbins), entry headers examined by the embedded-fatbin search, sections.
+MAX_ENTRIES = 65536
+MAX_SEARCH_NODES = 400000
+MAX_SECTIONS = 1 << 20
+
 # Error kinds of scan_file().
 ERR_MISSING = 'missing'          # no such file
 ERR_IO = 'io_error'              # not a regular file, permission denied, read error
@@ -80,6 +89,7 @@ VERDICT_UNREADABLE = 'unreadable'
 
 _FATBIN_HEADER = struct.Struct('<IHHQ')
 _ENTRY_HEADER = struct.Struct('<HHIQIIHHIIIQQQ')
+_ENTRY_PREFIX = struct.Struct('<HHIQ')
 _ELF64_HEADER = struct.Struct('<16sHHIQQQIHHHHHH')
 _ELF64_SHDR = struct.Struct('<IIQQQQIIQQ')
 _SHT_PROGBITS = 1
@@ -169,26 +179,122 @@ def _new_result(path):
         'compressed': False,
         'compression': [],
         'embedded': 0,
+        'entries_truncated': False,
+        'limit_detail': None,
     }
 
 
-class _Reader(object):
-    """Bounds-checked little-endian reads from an mmap (no copies of the file)."""
+_ZERO_CHUNK = bytes(1 << 20)
 
-    def __init__(self, buf, size):
-        self.buf = buf
+
+class _Limit(Exception):
+    """More images (or embedded-search candidates) than the caller's limit: stop reading, keep what was read."""
+
+
+class _Reader(object):
+    """Bounds-checked little-endian reads of an open file, by pread (no mmap: a file that shrinks while it
+    is read gives ERR_TRUNCATED, not SIGBUS). Never reads past the size the file had when it was opened,
+    never more than one block (or one search chunk) at a time for anything larger than a header.
+    """
+
+    BLOCK = 1 << 16
+    CHUNK = len(_ZERO_CHUNK)
+
+    def __init__(self, handle, size, max_entries=None, max_nodes=None):
+        self.handle = handle
         self.size = size
+        self.max_entries = max_entries
+        self.max_nodes = max_nodes
+        self._bstart = 0
+        self._block = b''
+
+    def _pread(self, offset, length):
+        """Exactly length bytes at offset (within the size at open), or ERR_TRUNCATED if the file shrank."""
+        chunks = []
+        want = length
+        while want > 0:
+            if hasattr(os, 'pread'):
+                data = os.pread(self.handle.fileno(), want, offset)
+            else:  # pragma: no cover - not Linux
+                self.handle.seek(offset)
+                data = self.handle.read(want)
+            if not data:
+                raise ScanError(ERR_TRUNCATED, 'the file ends at %d, before offset %d: it got shorter while it was read (%d bytes when opened)'
+                                % (offset, offset + want, self.size))
+            chunks.append(data)
+            offset += len(data)
+            want -= len(data)
+        return chunks[0] if len(chunks) == 1 else b''.join(chunks)
+
+    def _check(self, offset, length, what):
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ScanError(ERR_TRUNCATED, '%s at offset %d runs past the end of the file (%d bytes)' % (what, offset, self.size))
+
+    def block_at(self, offset, length):
+        """(block, offset in block) holding [offset, offset + length); length at most BLOCK."""
+        rel = offset - self._bstart
+        if rel < 0 or rel + length > len(self._block):
+            self._block = self._pread(offset, min(self.BLOCK, self.size - offset))
+            self._bstart = offset
+            rel = 0
+        return self._block, rel
+
+    def read(self, offset, length, what='data'):
+        self._check(offset, length, what)
+        if length > self.BLOCK:
+            return self._pread(offset, length)
+        block, rel = self.block_at(offset, length)
+        return block[rel:rel + length]
 
     def unpack(self, fmt, offset, what):
-        if offset < 0 or offset + fmt.size > self.size:
-            raise ScanError(ERR_TRUNCATED, '%s at offset %d runs past the end of the file (%d bytes)' % (what, offset, self.size))
-        return fmt.unpack_from(self.buf, offset)
+        self._check(offset, fmt.size, what)
+        block, rel = self.block_at(offset, fmt.size)
+        return fmt.unpack_from(block, rel)
 
     def cstring(self, offset, limit=4096):
-        end = self.buf.find(b'\0', offset, min(self.size, offset + limit))
-        if end < 0:
-            end = min(self.size, offset + limit)
-        return self.buf[offset:end].decode('utf-8', 'replace')
+        data = self.read(offset, max(0, min(limit, self.size - offset)), 'string')
+        return data.split(b'\0', 1)[0].decode('utf-8', 'replace')
+
+    def finditer(self, pattern, start, end):
+        """Every offset in [start, end) where pattern begins, in order; reads each byte once or twice."""
+        end = min(end, self.size)
+        overlap = len(pattern) - 1
+        pos = start
+        while end - pos >= len(pattern):
+            length = min(self.CHUNK, end - pos)
+            data = self._pread(pos, length)
+            hit = data.find(pattern)
+            while hit >= 0:
+                yield pos + hit
+                hit = data.find(pattern, hit + 1)
+            if pos + length >= end:
+                return
+            pos += length - overlap
+
+    def zeros_then_magic(self, start, end):
+        """(offset of the next fatbin magic in [start, end) or -1, whether only zero bytes come before it)."""
+        pos = start
+        end = min(end, self.size)
+        overlap = len(FATBIN_MAGIC_BYTES) - 1
+        while pos < end:
+            length = min(self.CHUNK, end - pos)
+            data = self._pread(pos, length)
+            last = pos + length >= end
+            if data == (_ZERO_CHUNK if length == self.CHUNK else bytes(length)):
+                if last:
+                    break
+                pos += length
+                continue
+            hit = data.find(FATBIN_MAGIC_BYTES)
+            upto = hit if hit >= 0 else (length if last else max(0, length - overlap))
+            if data.count(b'\0', 0, upto) != upto:
+                return -1, False
+            if hit >= 0:
+                return pos + hit, True
+            if last:
+                break
+            pos += upto
+        return -1, True
 
 
 def _elf_sections(reader):
@@ -207,6 +313,8 @@ def _elf_sections(reader):
     if shoff + shnum * shentsize > reader.size:
         raise ScanError(ERR_TRUNCATED, 'the ELF section headers end at %d, past the end of the file (%d bytes)'
                         % (shoff + shnum * shentsize, reader.size))
+    if shnum > MAX_SECTIONS:
+        raise ScanError(ERR_CORRUPT, 'the ELF file claims %d sections (more than %d)' % (shnum, MAX_SECTIONS))
     headers = [reader.unpack(_ELF64_SHDR, shoff + i * shentsize, 'ELF section header') for i in range(shnum)]
     if shstrndx >= shnum:
         raise ScanError(ERR_CORRUPT, 'ELF section name table index %d out of range' % shstrndx)
@@ -220,29 +328,54 @@ def _elf_sections(reader):
     return sections
 
 
+_NAMES = {}
+
+
+def _names(kind, arch, flags, major, minor):
+    """(arch as cuobjdump names it, target with its suffix, variant, version) of an entry; memoised."""
+    key = (kind == KIND_ELF, arch, flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY_SPECIFIC), major, minor)
+    names = _NAMES.get(key)
+    if names is None:
+        variant = _variant_of(flags)
+        names = _NAMES[key] = ('sm_%d%s' % (arch, '' if (kind == KIND_ELF and variant == 'f') else variant),
+                               'sm_%d%s' % (arch, variant), variant, '%d.%d' % (major, minor))
+    return names
+
+
 def _parse_entries(reader, start, end, fatbin_index, section, result):
-    """Parse the entries of one fatbin container whose entries span [start, end)."""
+    """Parse the entries of one fatbin container whose entries span [start, end).
+
+    Stops with _Limit before the entry that would pass reader.max_entries.
+    """
     pos = start
+    entries = result['entries']
+    limit = reader.max_entries
+    header = _ENTRY_HEADER.size
+    if end > reader.size:
+        raise ScanError(ERR_TRUNCATED, 'fatbin entries end at %d, past the end of the file (%d bytes)' % (end, reader.size))
     while pos < end:
-        if pos + _ENTRY_HEADER.size > end:
+        if pos + header > end:
             raise ScanError(ERR_CORRUPT, 'fatbin entry header at offset %d runs past its fatbin' % pos)
+        block, rel = reader.block_at(pos, header)
         (kind, _ver, hsize, psize, csize, _extra, minor, major, arch, ident_off, ident_len,
-         flags, _zero, usize) = reader.unpack(_ENTRY_HEADER, pos, 'fatbin entry header')
+         flags, _zero, usize) = _ENTRY_HEADER.unpack_from(block, rel)
         if hsize < _ENTRY_HEADER.size or pos + hsize + psize > end:
             raise ScanError(ERR_CORRUPT, 'fatbin entry at offset %d has sizes %d+%d past its fatbin (ends at %d)' % (pos, hsize, psize, end))
+        if limit is not None and len(entries) >= limit:
+            raise _Limit('more than %d images: stopped reading after %d' % (limit, limit))
         ident = None
         if ident_len and ident_off:
             if ident_off + ident_len > hsize:
                 raise ScanError(ERR_CORRUPT, 'fatbin entry identifier at offset %d is outside its header' % pos)
-            ident = reader.buf[pos + ident_off:pos + ident_off + ident_len].split(b'\0', 1)[0].decode('utf-8', 'replace').strip()
-        kind_name = KIND_NAMES.get(kind, 'unknown')
-        variant = _variant_of(flags)
-        compression = _compression_of(flags)
-        entry = {
-            'kind': kind_name,
+            raw = reader.read(pos + ident_off, min(ident_len, 4096), 'fatbin entry identifier')
+            ident = raw.split(b'\0', 1)[0].decode('utf-8', 'replace').strip()
+        arch_name, target, variant, version = _names(kind, arch, flags, major, minor)
+        compression = _compression_of(flags) if flags & (FLAG_COMPRESSED_LZ4 | FLAG_COMPRESSED_ZSTD) else None
+        entries.append({
+            'kind': KIND_NAMES.get(kind, 'unknown'),
             'kind_code': kind,
-            'arch': 'sm_%d%s' % (arch, '' if (kind == KIND_ELF and variant == 'f') else variant),
-            'target': 'sm_%d%s' % (arch, variant),
+            'arch': arch_name,
+            'target': target,
             'sm': arch,
             'variant': variant,
             'ident': ident,
@@ -252,14 +385,13 @@ def _parse_entries(reader, start, end, fatbin_index, section, result):
             'compressed_size': csize if compression else None,
             'uncompressed_size': usize if compression else None,
             'debug': bool(flags & FLAG_DEBUG),
-            'version': '%d.%d' % (major, minor),
+            'version': version,
             'flags': flags,
             'fatbin': fatbin_index,
             'section': section,
             'offset': pos,
-            'listed': kind in (KIND_ELF, KIND_PTX) and section is not None,
-        }
-        result['entries'].append(entry)
+            'listed': (kind == KIND_ELF or kind == KIND_PTX) and section is not None,
+        })
         pos += hsize + psize
 
 
@@ -267,10 +399,9 @@ def _parse_fatbins(reader, start, end, section, result, strict=True):
     """Parse the fatbin containers that fill [start, end): one section or a bare fatbin file."""
     pos = start
     while pos < end:
-        if reader.buf[pos:pos + 4] != FATBIN_MAGIC_BYTES:
-            nxt = reader.buf.find(FATBIN_MAGIC_BYTES, pos, end)
-            gap_end = end if nxt < 0 else nxt
-            if reader.buf[pos:gap_end].strip(b'\0'):
+        if reader.read(pos, min(4, end - pos), 'fatbin header') != FATBIN_MAGIC_BYTES:
+            nxt, zeros = reader.zeros_then_magic(pos, end)
+            if not zeros:
                 if not strict and result['fatbins']:
                     return
                 raise ScanError(ERR_CORRUPT, 'no fatbin header at offset %d of %s' % (pos, section or 'the file'))
@@ -291,16 +422,98 @@ def _parse_fatbins(reader, start, end, section, result, strict=True):
 
 
 def _plausible_fatbin(reader, pos):
-    """True if a magic found by scanning starts a well-formed fatbin container."""
+    """The size of the entries if a magic found by scanning starts a well-formed fatbin container, else None."""
     if pos + _FATBIN_HEADER.size + _ENTRY_HEADER.size > reader.size:
-        return False
-    magic, version, hsize, fsize = _FATBIN_HEADER.unpack_from(reader.buf, pos)
+        return None
+    magic, version, hsize, fsize = reader.unpack(_FATBIN_HEADER, pos, 'fatbin header')
     if magic != FATBIN_MAGIC or version != 1 or hsize != _FATBIN_HEADER.size:
-        return False
+        return None
     if fsize < _ENTRY_HEADER.size or pos + hsize + fsize > reader.size:
-        return False
-    kind, _ver, ehsize, psize = struct.unpack_from('<HHIQ', reader.buf, pos + hsize)
-    return kind in KIND_NAMES and ehsize >= _ENTRY_HEADER.size and ehsize + psize <= fsize
+        return None
+    kind, _ver, ehsize, psize = reader.unpack(_ENTRY_PREFIX, pos + hsize, 'fatbin entry header')
+    if kind in KIND_NAMES and ehsize >= _ENTRY_HEADER.size and ehsize + psize <= fsize:
+        return fsize
+    return None
+
+
+class _Chains(object):
+    """The chains of entry headers that candidate fatbins found by their magic would walk.
+
+    A walk from an entry at p goes to p + header size + payload size, whatever fatbin it started
+    in; a candidate whose entries start at s and end at e is valid exactly when e is on the chain
+    from s (sizes only grow along it, so every step stays inside). Each position is read once and
+    becomes a node whose parent is the next position (a root when its header is not valid), with
+    skew-binary jump pointers, so "is e on the chain from s" costs O(log n): the search is linear
+    in the file size however many candidates overlap (it used to re-walk them, quadratic).
+    """
+
+    def __init__(self, reader):
+        self.reader = reader
+        self.index = {}
+        self.pos = []
+        self.parent = []
+        self.jump = []
+        self.depth = []
+
+    def _next(self, p):
+        """The position after the entry at p, or None when there is no valid entry header at p."""
+        reader = self.reader
+        if p + _ENTRY_HEADER.size > reader.size:
+            return None
+        hdr = reader.unpack(_ENTRY_HEADER, p, 'fatbin entry header')
+        hsize, psize, ident_off, ident_len = hdr[2], hdr[3], hdr[9], hdr[10]
+        if hsize < _ENTRY_HEADER.size or (ident_len and ident_off and ident_off + ident_len > hsize):
+            return None
+        nxt = p + hsize + psize
+        return nxt if nxt <= reader.size else None
+
+    def _add(self, p, parent):
+        node = len(self.pos)
+        self.index[p] = node
+        self.pos.append(p)
+        self.parent.append(parent)
+        if parent < 0:
+            self.jump.append(node)
+            self.depth.append(0)
+            return node
+        up = self.jump[parent]
+        if self.depth[parent] - self.depth[up] == self.depth[up] - self.depth[self.jump[up]]:
+            self.jump.append(self.jump[up])
+        else:
+            self.jump.append(parent)
+        self.depth.append(self.depth[parent] + 1)
+        return node
+
+    def node(self, p):
+        """The node of position p, after reading the positions of its chain not read yet."""
+        path = []
+        top = -1
+        q = p
+        while q is not None:
+            if q in self.index:
+                top = self.index[q]
+                break
+            if self.reader.max_nodes is not None and len(self.pos) + len(path) >= self.reader.max_nodes:
+                raise _Limit('more than %d entry headers examined while searching for embedded fatbins: stopped there'
+                             % self.reader.max_nodes)
+            path.append(q)
+            q = self._next(q)
+        for q in reversed(path):
+            top = self._add(q, top)
+        return top
+
+    def reaches(self, node, target):
+        """Whether the chain from node passes through position target."""
+        pos, jump, parent = self.pos, self.jump, self.parent
+        while pos[node] < target:
+            up = jump[node]
+            if up != node and pos[up] <= target:
+                node = up
+            elif parent[node] >= 0:
+                node = parent[node]
+            else:
+                return False
+        return pos[node] == target
 
 
 def _scan_embedded(reader, result, ranges):
@@ -308,37 +521,54 @@ def _scan_embedded(reader, result, ranges):
 
     ranges: the (start, end) file ranges to look in: the sections a loaded library can read its
     data from (allocated, not code, not a fatbin section), or the whole file without a section table.
+    A candidate is taken when its entries fill it exactly; the search then goes on after it, else
+    at the next magic (in linear time, see _Chains).
     """
+    chains = _Chains(reader)
     for start, end in ranges:
-        pos = reader.buf.find(FATBIN_MAGIC_BYTES, start, end)
-        while pos >= 0:
-            if _plausible_fatbin(reader, pos):
-                fsize = _FATBIN_HEADER.unpack_from(reader.buf, pos)[3]
-                before = len(result['entries'])
-                try:
-                    _parse_entries(reader, pos + _FATBIN_HEADER.size, pos + _FATBIN_HEADER.size + fsize,
-                                   result['fatbins'], None, result)
-                except ScanError:
-                    del result['entries'][before:]
-                else:
-                    result['fatbins'] += 1
-                    pos = reader.buf.find(FATBIN_MAGIC_BYTES, pos + _FATBIN_HEADER.size + fsize, end)
-                    continue
-            pos = reader.buf.find(FATBIN_MAGIC_BYTES, pos + 1, end)
+        resume = start
+        for pos in reader.finditer(FATBIN_MAGIC_BYTES, start, end):
+            if pos < resume:
+                continue
+            fsize = _plausible_fatbin(reader, pos)
+            if fsize is None:
+                continue
+            first = pos + _FATBIN_HEADER.size
+            if not chains.reaches(chains.node(first), first + fsize):
+                continue
+            _parse_entries(reader, first, first + fsize, result['fatbins'], None, result)
+            result['fatbins'] += 1
+            resume = first + fsize
 
 
 def _scan_cubin(reader, result, sections):
-    """A bare cubin (an ELF file for EM_CUDA) is one ELF image."""
+    """A bare cubin (an ELF file for EM_CUDA) is one ELF image.
+
+    Its architecture: e_flags bits 8-15 (ELF ABI version 8, CUDA 12.8 and later) or 0-7 (older).
+    The variant: 'a' when e_flags has EF_CUDA_ACCELERATORS (0x8, ABI 8) set - ptxas 12.9 sets it for
+    -arch sm_103a and the flashinfer-cubin kernels built without a ptxas note carry it, and cuobjdump
+    names all of them sm_100a/sm_103a - else the suffix of -arch in the ptxas command line of
+    .note.nv.tkinfo (nvcc 13.0 leaves the bit clear for sm_120a; an sm_100f cubin has the same
+    e_flags as a plain sm_100 one and only its note tells them apart). cuobjdump names an 'f' cubin
+    without its suffix (sm_100f -> sm_100), as in a fatbin.
+    """
     hdr = reader.unpack(_ELF64_HEADER, 0, 'ELF header')
     abi_version = bytearray(hdr[0])[8]
     e_flags = hdr[7]
-    sm = (e_flags >> 8) & 0xFF if abi_version >= 8 else e_flags & 0xFF
+    if abi_version >= 8:
+        sm = (e_flags >> 8) & 0xFF
+        accelerated = bool(e_flags & EF_CUDA_ACCELERATORS)
+    else:
+        sm = e_flags & 0xFF
+        accelerated = False
     variant = ''
     for name, _stype, _flags, offset, size in sections:
         if name == '.note.nv.tkinfo' and offset + size <= reader.size:
-            match = _TKINFO_ARCH_RE.search(reader.buf[offset:offset + size])
+            match = _TKINFO_ARCH_RE.search(reader.read(offset, min(size, 1 << 16), 'ptxas note'))
             if match and int(match.group(1)) == sm:
                 variant = match.group(2).decode()
+    if accelerated:
+        variant = 'a'
     result['entries'].append({
         'kind': 'elf', 'kind_code': KIND_ELF,
         'arch': 'sm_%d%s' % (sm, 'a' if variant == 'a' else ''), 'target': 'sm_%d%s' % (sm, variant),
@@ -371,16 +601,24 @@ def _summarize(result):
     result['compressed'] = bool(methods)
 
 
+def _limited(result, exc):
+    result['entries_truncated'] = True
+    result['limit_detail'] = str(exc)
+
+
 def _scan_buffer(reader, result, all_fatbins, embedded):
-    head = reader.buf[:4] if reader.size >= 4 else b''
+    ident = reader.read(0, min(reader.size, 16), 'file header')
+    head = ident[:4]
     if head == FATBIN_MAGIC_BYTES:
         result['format'] = 'fatbin'
         result['source'] = 'file'
-        _parse_fatbins(reader, 0, reader.size, 'file', result, strict=False)
+        try:
+            _parse_fatbins(reader, 0, reader.size, 'file', result, strict=False)
+        except _Limit as exc:
+            _limited(result, exc)
         return
     if head != ELF_MAGIC:
-        raise ScanError(ERR_NOT_ELF, 'not an ELF file (starts with %r)' % bytes(reader.buf[:min(reader.size, 8)]))
-    ident = bytes(reader.buf[:min(reader.size, 16)])
+        raise ScanError(ERR_NOT_ELF, 'not an ELF file (starts with %r)' % ident[:8])
     if len(ident) < 16 or reader.size < _ELF64_HEADER.size:
         raise ScanError(ERR_TRUNCATED, 'the file ends inside the ELF header (%d bytes)' % reader.size)
     if ident[4] != 2 or ident[5] != 1:
@@ -412,13 +650,20 @@ def _scan_buffer(reader, result, all_fatbins, embedded):
         if offset + size > reader.size:
             raise ScanError(ERR_TRUNCATED, 'section %s ends at %d, past the end of the file (%d bytes)'
                             % (name, offset + size, reader.size))
-        if size:
-            if name not in result['sections']:
-                result['sections'].append(name)
-            _parse_fatbins(reader, offset, offset + size, name, result)
+    try:
+        for name, _stype, _flags, offset, size in wanted:
+            if size:
+                if name not in result['sections']:
+                    result['sections'].append(name)
+                _parse_fatbins(reader, offset, offset + size, name, result)
+    except _Limit as exc:
+        _limited(result, exc)
     in_sections = len(result['entries'])
-    if embedded == 'always' or (embedded == 'auto' and not result['fatbins']):
-        _scan_embedded(reader, result, sorted(data_ranges))
+    if not result['entries_truncated'] and (embedded == 'always' or (embedded == 'auto' and not result['fatbins'])):
+        try:
+            _scan_embedded(reader, result, sorted(data_ranges))
+        except _Limit as exc:
+            _limited(result, exc)
     result['embedded'] = len(result['entries']) - in_sections
     if in_sections:
         result['source'] = 'sections'
@@ -428,51 +673,81 @@ def _scan_buffer(reader, result, all_fatbins, embedded):
         raise ScanError(ERR_NO_FATBIN, 'no CUDA fatbin in this file')
 
 
-def scan_file(path, all_fatbins=False, embedded='auto'):
+def display_path(path):
+    """path as text that can be reported (JSON, UTF-8): a name that is not valid UTF-8 keeps its bytes
+    as backslash escapes (lib\\xff.so), not as the lone surrogates Python decodes it to."""
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        return path.decode('utf-8', 'backslashreplace')
+    try:
+        path.encode('utf-8')
+        return path
+    except UnicodeEncodeError:
+        pass
+    try:
+        return path.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')
+    except UnicodeEncodeError:
+        return path.encode('utf-8', 'backslashreplace').decode('utf-8')
+
+
+def scan_file(path, all_fatbins=False, embedded='auto', max_entries=MAX_ENTRIES, max_search_nodes=MAX_SEARCH_NODES):
     """Scan one file for CUDA device code; never raises for a bad file.
 
-    Returns a dict: path, error (None or one of missing, io_error, not_elf, unsupported, no_fatbin,
-    truncated, corrupt), error_detail, format (elf, fatbin, cubin), source (sections: from
-    .nv_fatbin/__nv_relfatbin as cuobjdump reads them; embedded: found by the fatbin magic
-    elsewhere in the file, which cuobjdump does not list; file: a bare fatbin or cubin file),
-    size, sections, fatbins (number of containers), entries (in file order), sass and ptx (sorted
-    unique compile targets, 'f' kept: sm_120f), counts {elf, ptx, other}, compressed and
-    compression (sorted methods: lz4, zstd).
+    Returns a dict: path (as display_path() writes it), error (None or one of missing, io_error,
+    not_elf, unsupported, no_fatbin, truncated, corrupt), error_detail, format (elf, fatbin, cubin),
+    source (sections: from .nv_fatbin/__nv_relfatbin as cuobjdump reads them; embedded: found by
+    the fatbin magic elsewhere in the file, which cuobjdump does not list; file: a bare fatbin or
+    cubin file), size, sections, fatbins (number of containers), entries (in file order), sass and
+    ptx (sorted unique compile targets, 'f' kept: sm_120f), counts {elf, ptx, other}, compressed
+    and compression (sorted methods: lz4, zstd), entries_truncated and limit_detail.
 
     all_fatbins: like cuobjdump --all-fatbin, read __nv_relfatbin even when .nv_fatbin exists.
     embedded: when to look for fatbins outside the fatbin sections by their magic: 'auto' (only
     in an ELF file without a fatbin section), 'always' (some libraries, cuFFT for one, keep most
     of their kernels as fatbins in a data section and only a stub in .nv_fatbin), 'never'.
     Those images count in sass, ptx and counts, and in 'embedded'; cuobjdump does not list them.
+    max_entries, max_search_nodes: stop after that many images, or entry headers examined by the
+    embedded search (None: no limit); then entries_truncated is True, limit_detail says why, and
+    what was read so far is kept (memory stays proportional to the images reported).
+
+    The file is read with pread, a header at a time (no mmap, no copy of the file), never past
+    the size it had when opened: time and memory are linear in the file size and the images.
     """
     if embedded not in ('auto', 'always', 'never'):
         raise ValueError("embedded must be 'auto', 'always' or 'never', not %r" % (embedded,))
-    result = _new_result(path)
+    shown = display_path(path)
+    result = _new_result(shown)
     try:
         try:
             st = os.stat(path)
         except FileNotFoundError:
-            raise ScanError(ERR_MISSING, 'no such file: %s' % path)
+            raise ScanError(ERR_MISSING, 'no such file: %s' % shown)
         except OSError as exc:
-            raise ScanError(ERR_IO, 'cannot stat %s: %s' % (path, exc))
-        if not os.path.isfile(path):
-            raise ScanError(ERR_IO, 'not a regular file: %s' % path)
-        result['size'] = st.st_size
-        if st.st_size == 0:
-            raise ScanError(ERR_TRUNCATED, 'empty file')
+            raise ScanError(ERR_IO, 'cannot stat %s: %s' % (shown, display_path(str(exc))))
+        if not stat.S_ISREG(st.st_mode):
+            # checked before open(): opening a FIFO would block
+            raise ScanError(ERR_IO, 'not a regular file: %s' % shown)
         try:
             handle = open(path, 'rb')
+        except FileNotFoundError:
+            raise ScanError(ERR_MISSING, 'no such file: %s' % shown)
         except OSError as exc:
-            raise ScanError(ERR_IO, 'cannot open %s: %s' % (path, exc))
+            raise ScanError(ERR_IO, 'cannot open %s: %s' % (shown, display_path(str(exc))))
         with handle:
             try:
-                buf = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as exc:
-                raise ScanError(ERR_IO, 'cannot map %s: %s' % (path, exc))
+                st = os.fstat(handle.fileno())
+            except OSError as exc:
+                raise ScanError(ERR_IO, 'cannot stat %s: %s' % (shown, display_path(str(exc))))
+            if not stat.S_ISREG(st.st_mode):
+                raise ScanError(ERR_IO, 'not a regular file: %s' % shown)
+            result['size'] = st.st_size
+            if st.st_size == 0:
+                raise ScanError(ERR_TRUNCATED, 'empty file')
+            reader = _Reader(handle, st.st_size, max_entries=max_entries, max_nodes=max_search_nodes)
             try:
-                _scan_buffer(_Reader(buf, len(buf)), result, all_fatbins, embedded)
-            finally:
-                buf.close()
+                _scan_buffer(reader, result, all_fatbins, embedded)
+            except OSError as exc:
+                raise ScanError(ERR_IO, 'cannot read %s: %s' % (shown, display_path(str(exc))))
     except ScanError as exc:
         result['error'] = exc.kind
         result['error_detail'] = exc.detail
@@ -564,7 +839,8 @@ def arch_verdict(result, required='sm_120'):
     and sm_120f all run on 12.0; on 12.1 sm_120 and sm_120f run, sm_120a does not). 'ptx_jit':
     no such cubin, but PTX the driver can compile for it. 'missing': neither, including a file
     without any device code. 'unreadable': the file could not be read (missing, not ELF,
-    truncated, corrupt, I/O error).
+    truncated, corrupt, I/O error), or it has more images than the limit (entries_truncated)
+    and none of those read is such a cubin.
     """
     error = result.get('error')
     if error in UNREADABLE_ERRORS:
@@ -572,6 +848,8 @@ def arch_verdict(result, required='sm_120'):
     match = matching_targets(result, required)
     if match['sass']:
         return VERDICT_SASS
+    if result.get('entries_truncated'):
+        return VERDICT_UNREADABLE
     if match['ptx']:
         return VERDICT_PTX_JIT
     return VERDICT_MISSING
@@ -635,7 +913,7 @@ def file_report(result, required, explicit=True, accept_ptx=True, include_entrie
     """The module's report of one scan_file() result for a GPU of the required architecture."""
     verdict = arch_verdict(result, required)
     status = verdict
-    if not explicit and result['error'] == ERR_NO_FATBIN:
+    if not explicit and result['error'] == ERR_NO_FATBIN and not result['entries_truncated']:
         status = STATUS_NO_DEVICE_CODE
     elif not explicit and result['error'] == ERR_NOT_ELF:
         status = STATUS_SKIPPED
@@ -648,7 +926,7 @@ def file_report(result, required, explicit=True, accept_ptx=True, include_entrie
         'matching': matching_targets(result, required),
     }
     for key in ('error', 'error_detail', 'format', 'source', 'size', 'sections', 'fatbins', 'sass', 'ptx',
-                'counts', 'compressed', 'compression', 'embedded'):
+                'counts', 'compressed', 'compression', 'embedded', 'entries_truncated', 'limit_detail'):
         report[key] = result[key]
     if include_entries:
         report['entries'] = result['entries']
@@ -674,11 +952,11 @@ def scan_paths(paths, required='sm_120', patterns=DEFAULT_PATTERNS, recurse=True
         'required_arch': 'sm_%d%d' % (major, minor),
         'compute_capability': '%d.%d' % (major, minor),
         'scanned': len(reports),
-        'empty_paths': empty,
+        'empty_paths': [display_path(p) for p in empty],
     }
     for status in STATUSES:
         summary[status] = [r['path'] for r in reports if r['status'] == status]
-    summary['failed'] = [r['path'] for r in reports if not r['ok']] + list(empty)
+    summary['failed'] = [r['path'] for r in reports if not r['ok']] + summary['empty_paths']
     summary['ok'] = not summary['failed']
     return {'files': reports, 'summary': summary}
 
@@ -720,14 +998,16 @@ def _main(argv=None):
         if args.json:
             continue
         if len(args.files) > 1:
-            sys.stdout.write('== %s\n' % path)
-        sys.stdout.write(render_cuobjdump_listing(result, os.path.basename(path), elf=elf, ptx=ptx))
+            sys.stdout.write('== %s\n' % display_path(path))
+        sys.stdout.write(render_cuobjdump_listing(result, display_path(os.path.basename(path)), elf=elf, ptx=ptx))
+        if result['entries_truncated']:
+            sys.stderr.write('fatbin.py: %s: %s\n' % (result['path'], result['limit_detail']))
         if result['error']:
-            sys.stderr.write('fatbin.py: %s: %s (%s)\n' % (path, result['error'], result['error_detail']))
+            sys.stderr.write('fatbin.py: %s: %s (%s)\n' % (result['path'], result['error'], result['error_detail']))
             status = 255
         elif result['embedded']:
             sys.stderr.write('fatbin.py: %s: %d image(s) outside the fatbin sections, not listed above; SASS %s, PTX %s in all\n'
-                             % (path, result['embedded'], ' '.join(result['sass']) or '-', ' '.join(result['ptx']) or '-'))
+                             % (result['path'], result['embedded'], ' '.join(result['sass']) or '-', ' '.join(result['ptx']) or '-'))
         if args.verdict:
             sys.stdout.write('verdict %s: %s\n' % (args.verdict, result['verdict']))
     if args.json:

@@ -5,17 +5,25 @@
 
 """The fatbin reader against libraries built by nvcc 13.0 and the listings cuobjdump 13.2 printed for them.
 
-Fixtures: tests/unit/fixtures/fatbin (built by its build.sh, see its README.md) and the real
-libk_multi.so built on the H200 host with its recorded cuobjdump listing (fixtures/real).
+Fixtures: tests/unit/fixtures/fatbin (built by its build.sh, see its README.md), the real
+libk_multi.so built on the H200 host with its recorded cuobjdump listing (fixtures/real), and
+real cubins of the flashinfer-cubin 0.6.4 wheel with cuobjdump 13.2 and 13.0 listings
+(fixtures/real/flashinfer-cubin-0.6.4, see its README.md). The hostile inputs of issue 18 are
+built by the tests themselves, each with a time limit well under a second.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import shutil
 import struct
+import subprocess
+import sys
+import time
+import tracemalloc
 
 import pytest
 
@@ -24,6 +32,8 @@ from ansible_collections.gpuops.sglang_stack.plugins.module_utils import fatbin
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 FATBIN = os.path.join(FIXTURES, 'fatbin')
 REAL = os.path.join(FIXTURES, 'real', 'h200-ubuntu2404-cuda13')
+FLASHINFER = os.path.join(FIXTURES, 'real', 'flashinfer-cubin-0.6.4')
+FLASHINFER_CUBINS = sorted(os.path.basename(p) for p in glob.glob(os.path.join(FLASHINFER, '*.cubin')))
 LISTINGS = sorted(os.path.basename(p)[:-len('.cuobjdump.txt')] for p in glob.glob(os.path.join(FATBIN, '*.cuobjdump.txt')))
 
 
@@ -579,3 +589,312 @@ def test_cli_json(capsys):
     assert fatbin._main(['--json', '--verdict', '12.0', fx('libk_sm120f.so')]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data['sass'] == ['sm_120f'] and data['verdict'] == 'sass' and len(data['entries']) == 2
+
+
+# --- real bare cubins: flashinfer-cubin 0.6.4 ------------------------------------------------
+
+
+def flashinfer(name):
+    return os.path.join(FLASHINFER, name)
+
+
+def device_listings():
+    """{file name: its listing} from the cuobjdump 13.0 run on the H200 machine (stdout lines only)."""
+    out = {}
+    for block in read(flashinfer('cuobjdump-13.0-h200.txt')).split('\n== ')[1:]:
+        path, _nl, rest = block.partition('\n')
+        lines = [line + '\n' for line in rest.split('\n') if line.startswith(('ELF file', 'PTX file'))]
+        status = [line for line in rest.split('\n') if line.startswith('rc=')]
+        out.setdefault(os.path.basename(path), (''.join(lines), status))
+    return out
+
+
+def test_flashinfer_fixtures_are_the_recorded_files():
+    sums = dict(line.split()[::-1] for line in read(flashinfer('SHA256SUMS')).splitlines())
+    assert sorted(sums) == FLASHINFER_CUBINS and len(FLASHINFER_CUBINS) == 4
+    for name in FLASHINFER_CUBINS:
+        with open(flashinfer(name), 'rb') as handle:
+            assert hashlib.sha256(handle.read()).hexdigest() == sums[name]
+
+
+@pytest.mark.parametrize('name', FLASHINFER_CUBINS)
+def test_flashinfer_cubin_listing_equals_cuobjdump_13_2_and_13_0(name):
+    result = fatbin.scan_file(flashinfer(name))
+    assert (result['error'], result['format'], result['source']) == (None, 'cubin', 'file')
+    listing = fatbin.render_cuobjdump_listing(result, name)
+    assert listing == read(flashinfer(name + '.cuobjdump.txt'))
+    assert device_listings()[name] == (listing, ['rc=0'])
+
+
+def test_device_recording_covers_every_e_flags_group():
+    """The H200 run also listed two files of each of the wheel's six e_flags groups: all named as by 13.2."""
+    listings = device_listings()
+    assert len(listings) == 12  # the two smallest of each group; the four fixtures are among them
+    names = sorted(listing.split('.')[-2] for listing, _status in listings.values())
+    assert names == ['sm_100'] * 2 + ['sm_100a'] * 4 + ['sm_103a'] * 6
+    for name, (listing, status) in listings.items():
+        assert status == ['rc=0'] and listing == 'ELF file    1: %s.%s.cubin\n' % (name[:-len('.cubin')], listing.split('.')[-2])
+
+
+@pytest.mark.parametrize('name, e_flags, sm, variant, arch, target', [
+    # ptxas 12.9 -arch sm_100f: bit 0x8 clear, the note says f, cuobjdump names it sm_100
+    ('Gemm_Bfloat16_E4m3E4m3_Fp32_t128x8x256_s4_et128x8_m128x8x32_cga1x1x2_16dp256b_rM_splitK2_BN_transOut_schedS_sm100f.cubin',
+     0x06006402, 100, 'f', 'sm_100', 'sm_100f'),
+    # nvasm_internal, no -arch in the note: only bit 0x8 says a
+    ('fmhaSm100aKernel_QE4m3KvE2m1OE4m3H64PagedKvDenseP64VarSeqQ8Kv128StaticSwapsAbForGen.cubin', 0x0f00640c, 100, 'a', 'sm_100a', 'sm_100a'),
+    ('fmhaSm103aKernel_QE4m3KvE2m1OE4m3H64PagedKvDenseP64VarSeqQ8Kv128StaticSwapsAbForGen.cubin', 0x0f00670c, 103, 'a', 'sm_103a', 'sm_103a'),
+    # ptxas 12.9 -arch sm_103a: both the bit and the note
+    ('fmhaSm103aKernel_QkvE4m3OBfloat16H256PackedQkvCausalVarSeqQ128Kv128StaticContext.cubin', 0x0600670a, 103, 'a', 'sm_103a', 'sm_103a'),
+])
+def test_flashinfer_cubin_arch(name, e_flags, sm, variant, arch, target):
+    (image,) = fatbin.scan_file(flashinfer(name))['entries']
+    assert (image['flags'], image['sm'], image['variant'], image['arch'], image['target']) == (e_flags, sm, variant, arch, target)
+    assert bool(image['flags'] & fatbin.EF_CUDA_ACCELERATORS) == (variant == 'a' and e_flags != 0x06006402)
+
+
+def test_nvcc_13_arch_specific_cubin_without_the_bit_still_reads_its_note():
+    """nvcc 13.0 leaves bit 0x8 clear for sm_120a (e_flags as for sm_120); cuobjdump 13.2 still says sm_120a."""
+    (image,) = scan('k_sm120a.cubin')['entries']
+    assert image['flags'] == 0x06007802 and not image['flags'] & fatbin.EF_CUDA_ACCELERATORS
+    assert image['arch'] == 'sm_120a'
+
+
+@pytest.mark.parametrize('required, verdicts', [
+    # per file, in FLASHINFER_CUBINS order: sm_100f, sm_100a, sm_103a (no note), sm_103a (note)
+    ('sm_100', ['sass', 'sass', 'missing', 'missing']),
+    ('sm_103', ['sass', 'missing', 'sass', 'sass']),   # the family cubin runs on 10.3, sm_100a does not
+    ('sm_120', ['missing'] * 4),                        # the package carries nothing for SM120
+])
+def test_flashinfer_cubin_verdicts(required, verdicts):
+    assert [fatbin.arch_verdict(fatbin.scan_file(flashinfer(n)), required) for n in FLASHINFER_CUBINS] == verdicts
+
+
+# --- hostile input (issue 18): bounded time and memory -----------------------------------------
+
+
+def elf_without_sections():
+    """An x86-64 ELF header with no section table: the whole file is searched for fatbins."""
+    ident = b'\x7fELF' + bytes([2, 1, 1, 0]) + b'\0' * 8
+    return struct.pack('<16sHHIQQQIHHHHHH', ident, 3, 62, 1, 0, 0, 0, 0, 64, 56, 0, 64, 0, 0)
+
+
+def fatbin_header(size):
+    return fatbin.FATBIN_MAGIC_BYTES + struct.pack('<HHQ', 1, 16, size)
+
+
+def entry_header(psize=0, arch=100, hsize=64):
+    return struct.pack('<HHIQIIHHIIIQQQ', 2, 0x0101, hsize, psize, 0, 0, 8, 1, arch, 0, 0, 0x11, 0, 0)
+
+
+def overlapping_candidates(units, exact=None):
+    """A fatbin magic every 80 bytes, each claiming a fatbin up to the end of the file.
+
+    Unit i: a 64-byte entry header whose 16-byte payload is candidate i+1's fatbin header, so
+    every candidate's entries run on through all later units; the last entry's payload runs past
+    every candidate, so all fail - after walking the rest of the file (quadratic, before). With
+    exact=k, candidate k instead claims the size that ends at the start of the last entry, the
+    one candidate that holds (its units - k entries, then the search goes on after it).
+    """
+    out = bytearray(elf_without_sections())
+    total = len(out) + 16 + units * 80 + 64
+    ends = []
+    headers = [len(out)]
+    out += b'\0' * 16
+    for _i in range(units):
+        out += entry_header(psize=16)
+        headers.append(len(out))
+        out += b'\0' * 16
+    last = len(out)
+    out += entry_header(psize=1 << 40)
+    for number, at in enumerate(headers):
+        end = last if number == exact else total
+        ends.append(end)
+        out[at:at + 16] = fatbin_header(end - at - 16)
+    assert len(out) == total
+    return bytes(out)
+
+
+def naive_embedded(data):
+    """The embedded search as it was (re-walk every candidate), written independently: [(fatbin, entries)]."""
+    found = []
+    pos = data.find(fatbin.FATBIN_MAGIC_BYTES)
+    while pos >= 0:
+        ok = pos + 80 <= len(data)
+        if ok:
+            _magic, version, hsize, fsize = struct.unpack_from('<IHHQ', data, pos)
+            end = pos + 16 + fsize
+            ok = version == 1 and hsize == 16 and fsize >= 64 and end <= len(data)
+        entries = []
+        if ok:
+            at = pos + 16
+            while at < end and ok:
+                ehsize, psize = struct.unpack_from('<IQ', data, at + 4)
+                ok = at + 64 <= end and ehsize >= 64 and at + ehsize + psize <= end
+                entries.append(at)
+                at += ehsize + psize
+        if ok:
+            found.append((pos, entries))
+            pos = data.find(fatbin.FATBIN_MAGIC_BYTES, end)
+        else:
+            pos = data.find(fatbin.FATBIN_MAGIC_BYTES, pos + 1)
+    return found
+
+
+def timed_scan(path, **kwargs):
+    """scan_file() and the CPU time it took (user and system: the work done, whatever else loads the machine)."""
+    started = time.process_time()
+    result = fatbin.scan_file(path, **kwargs)
+    return result, time.process_time() - started
+
+
+def test_overlapping_embedded_candidates_take_linear_time(tmp_path):
+    """~320 KB, 4,000 candidates that each walk to the end of the file: 25 s before, now 0.02 s."""
+    path = tmp_path / 'libcrafted.so'
+    path.write_bytes(overlapping_candidates(4000))
+    assert 300000 < path.stat().st_size < 330000
+    result, seconds = timed_scan(str(path))
+    assert seconds < 0.5
+    assert (result['error'], result['entries'], naive_embedded(path.read_bytes()[:20000])) == ('no_fatbin', [], [])
+
+
+@pytest.mark.parametrize('units, exact', [(50, 0), (50, 17), (50, 49), (50, 50), (4000, 2500)])
+def test_linear_search_finds_what_the_naive_search_finds(tmp_path, units, exact):
+    data = overlapping_candidates(units, exact)
+    path = tmp_path / 'libcrafted.so'
+    path.write_bytes(data)
+    result, seconds = timed_scan(str(path))
+    assert seconds < 0.5
+    found = [(e['fatbin'], e['offset']) for e in result['entries']]
+    if units > exact:
+        assert (result['error'], result['source'], result['fatbins']) == (None, 'embedded', 1)
+        first = len(elf_without_sections()) + 16 + exact * 80  # candidate 'exact': its entries follow its header
+        assert found == [(0, first + i * 80) for i in range(units - exact)]
+    else:  # the candidate would be empty: not a fatbin
+        assert (result['error'], found) == ('no_fatbin', [])
+    if units <= 50:
+        assert [at for _pos, entries in naive_embedded(data) for at in entries] == [offset for _f, offset in found]
+
+
+@pytest.mark.parametrize('name', ['libk_embedded.so', 'libk_multi_zstd.so', 'libk_debug.so', 'libk_rdc.so'])
+def test_linear_search_agrees_with_the_naive_search_on_the_fixtures(name):
+    """Outside the fatbin sections, the images found are those the old search found."""
+    with open(fx(name), 'rb') as handle:
+        data = handle.read()
+    skip = []
+    for section in fatbin.FATBIN_SECTIONS:
+        try:
+            offset, size = section_of(fx(name), section)
+        except KeyError:
+            continue
+        skip.append((offset, offset + size))
+    expected = [at for pos, entries in naive_embedded(data) if not any(a <= pos < b for a, b in skip) for at in entries]
+    result = fatbin.scan_file(fx(name), embedded='always')
+    assert [e['offset'] for e in result['entries'] if e['section'] is None] == expected
+    assert (len(expected) > 0) == (name == 'libk_embedded.so')
+
+
+def test_fatbin_claiming_a_gigabyte_is_not_read(tmp_path):
+    path = tmp_path / 'claims.fatbin'
+    path.write_bytes(fatbin_header(1 << 30) + entry_header())
+    tracemalloc.start()
+    try:
+        result, seconds = timed_scan(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result['error'] == 'truncated' and '1073741840' in result['error_detail']
+    assert seconds < 0.1 and peak < (1 << 20)
+
+
+def test_zero_padding_is_read_in_bounded_chunks(tmp_path):
+    """A bare fatbin then 64 MiB of (sparse) zeros; with 1 GiB it took 10 s and 2 GB before (slice and strip of the gap)."""
+    path = tmp_path / 'padded.fatbin'
+    with open(str(path), 'wb') as handle:
+        handle.write(fatbin_header(64) + entry_header(arch=120))
+        handle.truncate(80 + (64 << 20))
+    tracemalloc.start()
+    try:
+        result, seconds = timed_scan(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (result['error'], result['fatbins'], result['sass']) == (None, 1, ['sm_120'])
+    assert seconds < 0.75 and peak < (4 << 20)
+
+
+def test_a_million_entries_stop_at_the_limit(tmp_path):
+    """One million empty 64-byte entries: 4 s and 750 MB before (21 s and 918 MB in issue 18)."""
+    count = 1000000
+    path = tmp_path / 'many.fatbin'
+    with open(str(path), 'wb') as handle:
+        handle.write(fatbin_header(64 * count))
+        handle.write(entry_header() * count)
+    result, seconds = timed_scan(str(path))
+    assert seconds < 0.75
+    assert result['error'] is None and result['entries_truncated'] is True
+    assert len(result['entries']) == fatbin.MAX_ENTRIES == 65536
+    assert result['limit_detail'] == 'more than 65536 images: stopped reading after 65536'
+    assert result['fatbins'] == 0  # the container was not read to its end
+    assert fatbin.arch_verdict(result, 'sm_100') == 'sass'  # what was read holds sm_100 SASS
+    assert fatbin.arch_verdict(result, 'sm_120') == 'unreadable'  # not 'missing': the rest was not read
+    tracemalloc.start()
+    try:
+        small = fatbin.scan_file(str(path), max_entries=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(small['entries']) == 1000 and small['entries_truncated'] and peak < (4 << 20)
+    exact = fatbin.scan_file(fx('libk_multi_zstd.so'), max_entries=9)
+    assert exact['entries_truncated'] is False and len(exact['entries']) == 9
+    one_less = fatbin.scan_file(fx('libk_multi_zstd.so'), max_entries=8)
+    assert one_less['entries_truncated'] is True and len(one_less['entries']) == 8
+
+
+def test_embedded_search_stops_at_its_node_limit(tmp_path):
+    path = tmp_path / 'libcrafted.so'
+    path.write_bytes(overlapping_candidates(400))
+    result = fatbin.scan_file(str(path), max_search_nodes=100)
+    assert result['entries_truncated'] is True and 'more than 100 entry headers' in result['limit_detail']
+    assert result['error'] == 'no_fatbin' and fatbin.arch_verdict(result, 'sm_100') == 'unreadable'
+    assert fatbin.file_report(result, 'sm_100', explicit=False)['status'] == 'unreadable'  # not no_device_code
+
+
+SHRINK = r"""
+import json, os, sys
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import fatbin
+path, keep = sys.argv[1], int(sys.argv[2])
+scan = fatbin._scan_buffer
+def shrink_then_scan(reader, *args):
+    os.truncate(path, keep)  # after the file was opened and its size taken
+    return scan(reader, *args)
+fatbin._scan_buffer = shrink_then_scan
+result = fatbin.scan_file(path)
+print(json.dumps([result['error'], result['error_detail']]))
+"""
+
+
+@pytest.mark.parametrize('name, keep', [('libk_sm120.so', 4096), ('libk_sm120.so', 100), ('k_sm120a.cubin', 1000), ('k_multi.fatbin', 200)])
+def test_file_truncated_while_it_is_read(tmp_path, name, keep):
+    """With mmap the process died of SIGBUS; run in a child so that a regression cannot kill pytest."""
+    path = tmp_path / name
+    shutil.copyfile(fx(name), str(path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.run([sys.executable, '-c', SHRINK, str(path), str(keep)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env, timeout=60, check=False)
+    assert child.returncode == 0, child.stderr
+    error, detail = json.loads(child.stdout.decode())
+    assert error == 'truncated'
+    assert 'got shorter while it was read' in detail
+
+
+def test_non_utf8_file_name_is_reported_escaped(tmp_path):
+    raw = os.path.join(os.fsencode(str(tmp_path)), b'libk_\xff.so')
+    shutil.copyfile(fx('libk_sm120.so'), raw)
+    out = fatbin.scan_paths([str(tmp_path)])
+    (report,) = out['files']
+    assert report['path'] == os.path.join(str(tmp_path), 'libk_\\xff.so')
+    assert report['verdict'] == 'sass' and out['summary']['sass'] == [report['path']]
+    json.dumps(out).encode('utf-8')  # what AnsibleModule.exit_json must be able to write
+    missing = fatbin.scan_file(os.fsdecode(raw) + '.gone')
+    assert missing['error'] == 'missing' and missing['error_detail'].endswith('libk_\\xff.so.gone')
+    assert fatbin.display_path(b'lib\xff.so') == 'lib\\xff.so' and fatbin.display_path('libok.so') == 'libok.so'

@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import struct
 
 import pytest
 
@@ -160,3 +162,50 @@ def test_dotted_required_arch(capsys):
     assert not failed
     assert result['summary']['required_arch'] == 'sm_103'
     assert result['files'][0]['matching'] == {'sass': ['sm_100'], 'ptx': []}
+
+
+FLASHINFER = os.path.join(FIXTURES, 'real', 'flashinfer-cubin-0.6.4')
+
+
+def test_real_flashinfer_cubins(capsys, tmp_path):
+    """The real wheel's layout: bare cubins for SM100-class GPUs only, named as cuobjdump names them."""
+    pkg = tmp_path / 'flashinfer_cubin' / 'cubins'
+    pkg.mkdir(parents=True)
+    for name in os.listdir(FLASHINFER):
+        if name.endswith('.cubin'):
+            shutil.copyfile(os.path.join(FLASHINFER, name), str(pkg / name))
+    args = {'paths': [str(tmp_path / 'flashinfer_cubin')], 'patterns': ['*.so', '*.so.[0-9]*', '*.cubin'], 'include_entries': True}
+    failed, result = run_module(capsys, dict(args, required_arch='sm_100'))
+    assert not failed
+    by_sass = sorted((f['sass'][0], [e['arch'] for e in f['entries']][0], f['verdict']) for f in result['files'])
+    assert by_sass == [('sm_100a', 'sm_100a', 'sass'), ('sm_100f', 'sm_100', 'sass'),
+                       ('sm_103a', 'sm_103a', 'missing'), ('sm_103a', 'sm_103a', 'missing')]
+    failed, result = run_module(capsys, dict(args, required_arch='sm_120', fail_on_missing=True))
+    assert failed and result['summary']['scanned'] == 4 and len(result['summary']['missing']) == 4
+    assert 'no SASS or PTX for sm_120 (SASS: sm_100f; PTX: none)' in result['msg']
+
+
+def test_file_name_that_is_not_utf8(capsys, tmp_path):
+    """The controller refuses a module result with lone surrogates (MODULE_STRICT_UTF8_RESPONSE); the old
+    result carried 'libk_\udcff.so' and the task failed. The name is now reported with a backslash escape."""
+    shutil.copyfile(fx('libk_sm120.so'), os.path.join(os.fsencode(str(tmp_path)), b'libk_\xff.so'))
+    failed, result = run_module(capsys, {'paths': [str(tmp_path)], 'fail_on_missing': True})
+    assert not failed
+    json.dumps(result, ensure_ascii=False).encode('utf-8')  # raises on a lone surrogate
+    assert [f['path'] for f in result['files']] == [os.path.join(str(tmp_path), 'libk_\\xff.so')]
+    assert result['summary']['sass'] == [os.path.join(str(tmp_path), 'libk_\\xff.so')]
+
+
+def test_more_images_than_the_limit(capsys, tmp_path):
+    path = tmp_path / 'libmany.so'
+    count = 65537
+    with open(str(path), 'wb') as handle:
+        handle.write(struct.pack('<IHHQ', 0xBA55ED50, 1, 16, 64 * count))
+        handle.write(struct.pack('<HHIQIIHHIIIQQQ', 2, 0x0101, 64, 0, 0, 0, 8, 1, 100, 0, 0, 0x11, 0, 0) * count)
+    failed, result = run_module(capsys, {'paths': [str(path)], 'fail_on_missing': True})
+    assert failed
+    (report,) = result['files']
+    assert report['entries_truncated'] is True and report['verdict'] == 'unreadable' and report['error'] is None
+    assert '%s: unreadable (more than 65536 images: stopped reading after 65536; no SASS for sm_120 in what was read)' % path in result['msg']
+    failed, result = run_module(capsys, {'paths': [str(path)], 'required_arch': 'sm_100', 'fail_on_missing': True})
+    assert not failed and result['files'][0]['verdict'] == 'sass'
