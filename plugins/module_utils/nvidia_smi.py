@@ -21,6 +21,13 @@ Three sources are understood, all tested against real recorded outputs
 
 Errors (missing binary, no driver, driver/library mismatch, no devices, bad arguments) are turned
 into ``{'kind': ..., 'message': ...}`` by :func:`classify_error`; nothing here raises on odd input.
+
+The text comes from a command run as root on the host, so every parser is linear in its input: no
+regular expression here can backtrack over a long line (each was timed on 100,000-character lines of
+its worst shape, tests/unit/plugins/module_utils/test_nvidia_smi.py), numbers are bounded in length
+before ``int()``, and an output over :data:`MAX_OUTPUT_CHARS` is refused (reported in ``problems``),
+not parsed. Bytes, and text holding the lone surrogates that ``surrogateescape`` decoding leaves for
+bytes that are not UTF-8, are read with U+FFFD in their place.
 """
 
 from __future__ import annotations
@@ -62,11 +69,17 @@ UNAVAILABLE_VALUES = frozenset([
     'ERR!', '[ERR!]',
 ])
 
+# The most output a parser here reads (characters). 8 GPUs give about 5 KB of table and 60 KB of -q -x XML; beyond
+# this the output is refused, not parsed (see the problems of each parser).
+MAX_OUTPUT_CHARS = 4 * 1024 * 1024
+# The longest version string version_tuple reads (real ones are under 20 characters).
+MAX_VERSION_CHARS = 200
+
 _INT_KEYS = frozenset(['index', 'count'])
 _MIB_KEYS = frozenset(['memory_total_mib', 'memory_used_mib', 'memory_free_mib'])
-_UNIT_SUFFIX = re.compile(r'^(?P<name>.*?)\s*\[(?P<unit>[^\]]*)\]\s*$')
 _HEADER_CELL = re.compile(r'^[a-z][a-z0-9_.]*$')
-_MEMORY_VALUE = re.compile(r'^(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT]iB|[KMGT]B|B)?$', re.IGNORECASE)
+# At most 15 digits each side of the point: a longer number is no memory size (and float() of it overflows later).
+_MEMORY_VALUE = re.compile(r'^(?P<value>\d{1,15}(?:\.\d{1,15})?)\s*(?P<unit>[KMGT]iB|[KMGT]B|B)?$', re.IGNORECASE)
 _UNIT_FACTOR_MIB = {'b': 1.0 / (1024 * 1024), 'kib': 1.0 / 1024, 'kb': 1.0 / 1024, 'mib': 1.0, 'mb': 1.0, 'gib': 1024.0,
                     'gb': 1024.0, 'tib': 1024.0 * 1024, 'tb': 1024.0 * 1024}
 
@@ -75,10 +88,47 @@ _BUS_ID = re.compile(r'(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[
 _SMI_VERSION = re.compile(r'NVIDIA-SMI\s+(?P<v>[0-9][0-9A-Za-z.\-]*)')
 _DRIVER_VERSION = re.compile(r'(?:Driver|KMD)\s+Version:\s*(?P<v>[^\s|]+)')
 _CUDA_VERSION = re.compile(r'CUDA(?:\s+UMD)?\s+Version:\s*(?P<v>[^\s|]+)')
-_GPU_FIRST_CELL = re.compile(r'^\s*(?P<index>\d+)\s+(?P<rest>\S.*?)\s*$')
 _PERSISTENCE = ('On', 'Off', 'WDDM', 'TCC', 'MCDM', 'N/A')
-_MEMORY_USAGE = re.compile(r'(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB')
+# (?<!\d) lets a run of digits be tried from its first digit only, and {1,12} bounds the backtracking.
+_MEMORY_USAGE = re.compile(r'(?<!\d)(?P<used>\d{1,12})\s*MiB\s*/\s*(?P<total>\d{1,12})\s*MiB')
+_SURROGATES = re.compile('[\ud800-\udfff]')
+_LEADING_DIGITS = re.compile(r'[0-9]+')
 _TRUNCATION_MARK = '...'
+
+
+class _PrefixThen(object):
+    """``prefix.*suffix`` (``.`` not matching a newline) without the regex: the greedy ``.*`` rescans the rest of
+    the line from every prefix found, quadratic on a line that repeats the prefix. Only the first prefix of a line
+    needs to be tried: it leaves the longest rest. ``search`` answers like a pattern's (a match-like object or None)."""
+
+    def __init__(self, prefix, suffix, flags=0):
+        self.prefix = re.compile(prefix, flags)
+        self.suffix = re.compile(suffix, flags)
+        self.pattern = '(%s).*%s' % (prefix, suffix)
+
+    def search(self, text):
+        for line in (text or '').split('\n'):
+            first = self.prefix.search(line)
+            if first:
+                found = self.suffix.search(line, first.end())
+                if found:
+                    return found
+        return None
+
+
+class _AnyOf(object):
+    """The first of several patterns that finds something (an alternation whose branches are searched one by one)."""
+
+    def __init__(self, *patterns):
+        self.patterns = patterns
+
+    def search(self, text):
+        for pattern in self.patterns:
+            found = pattern.search(text)
+            if found:
+                return found
+        return None
+
 
 # Error texts of nvidia-smi (stdout or stderr) -> kind. First match wins; order matters.
 ERROR_PATTERNS = (
@@ -88,8 +138,8 @@ ERROR_PATTERNS = (
     ('no_devices', re.compile(r'No devices were found', re.IGNORECASE)),
     ('no_devices', re.compile(r'No supported GPUs were found', re.IGNORECASE)),
     ('no_permission', re.compile(r'Insufficient Permissions|Failed to initialize NVML: Insufficient', re.IGNORECASE)),
-    ('library_not_found', re.compile(r'(couldn.t find|could not load|unable to load).*libnvidia-ml|NVML Shared Library Not Found',
-                                     re.IGNORECASE)),
+    ('library_not_found', _AnyOf(_PrefixThen(r"couldn.t find|could not load|unable to load", r'libnvidia-ml', re.IGNORECASE),
+                                 re.compile(r'NVML Shared Library Not Found', re.IGNORECASE))),
     ('invalid_argument', re.compile(r'is not a valid field to query|is not recognized\.|is not valid for this command|'
                                     r'Invalid combination of input arguments|switch is missing|is missing its value|Missing value for',
                                     re.IGNORECASE)),
@@ -118,6 +168,25 @@ RETURN_CODE_KINDS = {
 }
 
 
+def as_text(value):
+    """Command output as str: bytes decoded as UTF-8 with U+FFFD for what is not UTF-8, and the lone surrogates of
+    surrogateescape-decoded text (what AnsibleModule.run_command gives for such bytes) replaced by U+FFFD too, so
+    that nothing downstream (the XML parser, JSON, the controller's display) fails on them."""
+    if value is None:
+        return ''
+    if isinstance(value, bytes):
+        return value.decode('utf-8', 'replace')
+    return _SURROGATES.sub('\ufffd', value)
+
+
+def _too_large(text, what):
+    """The refusal of an output longer than MAX_OUTPUT_CHARS; None when it fits."""
+    if len(text) > MAX_OUTPUT_CHARS:
+        return ('the %s output is %d characters long, over the %d this parser reads (MAX_OUTPUT_CHARS): not parsed'
+                % (what, len(text), MAX_OUTPUT_CHARS))
+    return None
+
+
 def _clean(value):
     """Strip a raw cell; return None for the placeholders nvidia-smi prints when it has no value."""
     if value is None:
@@ -129,11 +198,17 @@ def _clean(value):
 
 
 def normalize_field_name(header_cell):
-    """'memory.total [MiB]' -> ('memory.total', 'MiB'); 'pci.bus_id' -> ('pci.bus_id', None)."""
+    """'memory.total [MiB]' -> ('memory.total', 'MiB'); 'pci.bus_id' -> ('pci.bus_id', None).
+
+    The unit is the bracketed text at the end: from the first '[' after the last ']' before the closing one (what
+    ``^(.*?)\\s*\\[([^\\]]*)\\]\\s*$`` matched, in linear time: that pattern was quadratic on a cell of spaces).
+    """
     cell = header_cell.strip()
-    match = _UNIT_SUFFIX.match(cell)
-    if match:
-        return match.group('name').strip(), match.group('unit').strip()
+    if cell.endswith(']'):
+        inner = cell[:-1]
+        opening = inner.find('[', inner.rfind(']') + 1)
+        if opening >= 0 and '\n' not in inner[:opening].rstrip():
+            return inner[:opening].strip(), inner[opening + 1:].strip()
     return cell, None
 
 
@@ -195,7 +270,12 @@ def parse_query_csv(text, fields=None):
     are skipped and reported in ``problems``, never raised.
     """
     result = {'gpus': [], 'fields': [], 'units': {}, 'has_header': False, 'problems': []}
-    lines = [line for line in (text or '').splitlines() if line.strip()]
+    text = as_text(text)
+    refusal = _too_large(text, 'query')
+    if refusal:
+        result['problems'].append(refusal)
+        return result
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         return result
     first = _split_csv_line(lines[0])
@@ -232,12 +312,16 @@ def _table_cells(line):
 
 
 def _parse_first_cell(cell):
-    """'  0  NVIDIA H200                    On  ' -> (0, 'NVIDIA H200', 'On')."""
-    match = _GPU_FIRST_CELL.match(cell)
-    if not match:
+    """'  0  NVIDIA H200                    On  ' -> (0, 'NVIDIA H200', 'On').
+
+    The index is the first word, all digits (at most 6), and something must follow it; split() instead of
+    ``^\\s*(\\d+)\\s+(\\S.*?)\\s*$``, whose lazy part rescanned the trailing blanks from every position (quadratic).
+    """
+    parts = cell.split(None, 1)
+    if len(parts) != 2 or not parts[0].isdigit() or not parts[0].isascii() or len(parts[0]) > 6 or '\n' in parts[1].strip():
         return None
-    index = int(match.group('index'))
-    rest = match.group('rest')
+    index = int(parts[0])
+    rest = parts[1].strip()
     persistence = None
     for candidate in _PERSISTENCE:
         if rest.endswith(' ' + candidate):
@@ -254,11 +338,18 @@ def parse_table(text):
     ``cuda_version`` is None when the header says ``N/A`` or has no CUDA field. Each GPU carries
     ``index``, ``name``, ``name_truncated`` (the table cuts long names to ``...``), ``persistence_mode``,
     ``bus_id``, ``memory_used_mib`` and ``memory_total_mib`` (None when the row says ``Not Supported``).
-    Only the GPU section is read: the MIG and process sections below it are ignored.
+    Only the GPU section is read: the MIG and process sections below it are ignored. ``problems`` holds the
+    refusal of an output over MAX_OUTPUT_CHARS (nothing else is parsed then).
     """
-    result = {'nvidia_smi_version': None, 'driver_version': None, 'cuda_version': None, 'table_width': None, 'gpus': []}
+    result = {'nvidia_smi_version': None, 'driver_version': None, 'cuda_version': None, 'table_width': None, 'gpus': [],
+              'problems': []}
+    text = as_text(text)
+    refusal = _too_large(text, 'table')
+    if refusal:
+        result['problems'].append(refusal)
+        return result
     current = None
-    for line in (text or '').splitlines():
+    for line in text.splitlines():
         stripped = line.strip()
         if result['table_width'] is None and stripped.startswith('+-') and stripped.endswith('+'):
             result['table_width'] = len(stripped)
@@ -323,8 +414,13 @@ def parse_xml(text):
     DTD adds one (``compute_cap`` or ``cuda_compute_capability``).
     """
     result = {'driver_version': None, 'cuda_version': None, 'attached_gpus': None, 'gpus': [], 'problems': []}
+    text = as_text(text)
+    refusal = _too_large(text, 'XML')
+    if refusal:
+        result['problems'].append(refusal)
+        return result
     try:
-        root = ET.fromstring((text or '').strip())
+        root = ET.fromstring(text.strip())
     except ET.ParseError as exc:
         result['problems'].append('not valid XML: %s' % exc)
         return result
@@ -358,7 +454,7 @@ def classify_error(rc, stdout='', stderr='', found=True):
     code because nvidia-smi prints its errors on stdout and the codes are shared by several causes.
     A driver/library mismatch also reports ``nvml_library_version`` (the user-space side).
     """
-    text = '\n'.join(part for part in ((stdout or '').strip(), (stderr or '').strip()) if part)
+    text = '\n'.join(part for part in (as_text(stdout).strip(), as_text(stderr).strip()) if part)
     if not found or rc == 127:
         return {'kind': 'not_found', 'message': text or 'nvidia-smi was not found', 'rc': rc}
     kind = None
@@ -370,27 +466,43 @@ def classify_error(rc, stdout='', stderr='', found=True):
         if rc in (0, None):
             return None
         kind = RETURN_CODE_KINDS.get(rc, 'unknown')
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    error = {'kind': kind, 'message': ' '.join(lines[:3]) if lines else 'nvidia-smi exited with %s' % rc, 'rc': rc}
+    lines = []
+    for line in text.splitlines():
+        if line.strip():
+            lines.append(line.strip()[:1000])
+            if len(lines) == 3:
+                break
+    error = {'kind': kind, 'message': ' '.join(lines) if lines else 'nvidia-smi exited with %s' % rc, 'rc': rc}
     if kind == 'driver_mismatch':
-        match = re.search(r'NVML library version:\s*(\S+)', text)
+        match = re.search(r'NVML library version:\s*(\S{1,100})', text)
         error['nvml_library_version'] = match.group(1) if match else None
     return error
 
 
 def version_tuple(version):
-    """'580.159.04' -> (580, 159, 4); non-numeric parts compare after numbers ('13.0.0rc' -> (13, 0, 0, 'rc'))."""
+    """'580.159.04' -> (580, 159, 4); non-numeric parts compare after numbers ('13.0.0rc' -> (13, 0, 0, 'rc')).
+
+    Raises ValueError for None, an empty version and one longer than MAX_VERSION_CHARS.
+    """
     if version is None:
         raise ValueError('no version given')
+    text = str(version).strip()
+    if len(text) > MAX_VERSION_CHARS:
+        raise ValueError('version %r... is %d characters long, over %d' % (text[:40], len(text), MAX_VERSION_CHARS))
     parts = []
-    for component in re.split(r'[.\-]', str(version).strip()):
+    for component in text.replace('-', '.').split('.'):
         if component == '':
             continue
-        match = re.match(r'^(\d+)(.*)$', component)
-        if match:
-            parts.append(int(match.group(1)))
-            if match.group(2):
-                parts.append(match.group(2))
+        # The leading ASCII digits, then the rest as ^(\d+)(.*)$ split them ('.' not crossing a newline, '$' also
+        # before a final one), without its backtracking: quadratic on a run of digits before a newline.
+        match = _LEADING_DIGITS.match(component)
+        rest = component[match.end():] if match else None
+        if rest is not None and rest.endswith('\n'):
+            rest = rest[:-1]
+        if match and '\n' not in rest:
+            parts.append(int(match.group(0)))
+            if rest:
+                parts.append(rest)
         else:
             parts.append(component)
     if not parts:
@@ -539,6 +651,7 @@ def gather(run, path, query_fields=DEFAULT_QUERY_FIELDS, include_table=True, inc
         rc_table, out_table, error_table = _run([path])
         if not error_table:
             table = parse_table(out_table)
+            status['problems'].extend('table: %s' % problem for problem in table['problems'])
             facts['driver_version'] = facts['driver_version'] or table['driver_version']
             facts['cuda_driver_version'] = table['cuda_version']
 

@@ -7,6 +7,11 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
+import time
+
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_smi as smi
@@ -558,3 +563,206 @@ def test_real_cli_version_output_matches_the_table_header():
     table = smi.parse_table(H200_TABLE)
     assert 'DRIVER version      : %s' % table['driver_version'] in out
     assert 'CUDA Version        : %s' % table['cuda_version'] in out
+
+
+# --- Hostile output: linear time, bounded size, bytes that are not UTF-8 (issue 18) -----------------
+#
+# Before the rewrite, the 100,000-character lines below took (seconds, same machine): header cell of blanks 8.3,
+# of '[' 24.3; a table first cell with a run of blanks about 38; a memory cell of digits about 151; 'unable to
+# load' repeated 3.7; version_tuple on digits before a newline 29.8. The former patterns are kept here (OLD_*) to
+# check, exhaustively over short strings, that the linear code answers exactly as they did.
+
+N = 100000
+BOUND_S = 0.1
+
+OLD_UNIT_SUFFIX = re.compile(r'^(?P<name>.*?)\s*\[(?P<unit>[^\]]*)\]\s*$')
+OLD_GPU_FIRST_CELL = re.compile(r'^\s*(?P<index>\d+)\s+(?P<rest>\S.*?)\s*$')
+OLD_MEMORY_USAGE = re.compile(r'(?P<used>\d+)\s*MiB\s*/\s*(?P<total>\d+)\s*MiB')
+OLD_LIBRARY_NOT_FOUND = re.compile(r'(couldn.t find|could not load|unable to load).*libnvidia-ml|NVML Shared Library Not Found', re.IGNORECASE)
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def strings(alphabet, longest):
+    for length in range(longest + 1):
+        for combination in itertools.product(alphabet, repeat=length):
+            yield ''.join(combination)
+
+
+def old_normalize_field_name(header_cell):
+    cell = header_cell.strip()
+    match = OLD_UNIT_SUFFIX.match(cell)
+    if match:
+        return match.group('name').strip(), match.group('unit').strip()
+    return cell, None
+
+
+def old_first_cell(cell):
+    match = OLD_GPU_FIRST_CELL.match(cell)
+    if not match:
+        return None
+    index = int(match.group('index'))
+    rest = match.group('rest')
+    persistence = None
+    for candidate in smi._PERSISTENCE:
+        if rest.endswith(' ' + candidate):
+            persistence = candidate
+            rest = rest[:-len(candidate)].rstrip()
+            break
+    return index, rest.strip(), persistence
+
+
+def old_version_tuple(version):
+    parts = []
+    for component in re.split(r'[.\-]', str(version).strip()):
+        if component == '':
+            continue
+        match = re.match(r'^(\d+)(.*)$', component)
+        if match:
+            parts.append(int(match.group(1)))
+            if match.group(2):
+                parts.append(match.group(2))
+        else:
+            parts.append(component)
+    return tuple(parts)
+
+
+def test_normalize_field_name_answers_as_the_former_pattern():
+    for cell in strings(' []a\n', 6):
+        assert smi.normalize_field_name(cell) == old_normalize_field_name(cell), repr(cell)
+
+
+def test_first_cell_answers_as_the_former_pattern():
+    for cell in strings([' ', '0', '1', 'a', '\n', 'On', 'N/A'], 6):
+        assert smi._parse_first_cell(cell) == old_first_cell(cell), repr(cell)
+
+
+def test_memory_usage_answers_as_the_former_pattern():
+    for cell in strings(['1', '0', ' ', 'MiB', '/', 'x'], 6):
+        old = OLD_MEMORY_USAGE.search(cell)
+        new = smi._MEMORY_USAGE.search(cell)
+        assert (old and old.groups()) == (new and new.groups()), repr(cell)
+
+
+def test_library_not_found_answers_as_the_former_pattern():
+    pattern = dict((kind, p) for kind, p in smi.ERROR_PATTERNS if kind == 'library_not_found')['library_not_found']
+    for text in strings(['unable to load', 'Could Not Load', ' ', 'libnvidia-ml', 'LIBNVIDIA-ML', '\n', 'x'], 5):
+        assert bool(pattern.search(text)) == bool(OLD_LIBRARY_NOT_FOUND.search(text)), repr(text)
+
+
+def test_version_tuple_answers_as_the_former_code():
+    for version in strings('10.-a\n', 6):
+        if not old_version_tuple(version):
+            continue
+        assert smi.version_tuple(version) == old_version_tuple(version), repr(version)
+
+
+@pytest.mark.parametrize('cell, expected', [
+    ('a' + ' ' * N + 'x', None),
+    ('[' * N, None),
+    ('memory.total' + ' ' * N + '[MiB]', ('memory.total', 'MiB')),
+    (']' * N + '[MiB]', (']' * N, 'MiB')),
+])
+def test_normalize_field_name_long_cell_is_linear(cell, expected):
+    result, seconds = timed(smi.normalize_field_name, cell)
+    assert seconds < BOUND_S
+    assert result == (expected or (cell.strip(), None))
+
+
+def test_query_csv_header_of_blanks_is_linear():
+    text = 'index, name' + ' ' * N + 'x\n0, a\n'
+    parsed, seconds = timed(smi.parse_query_csv, text)
+    assert seconds < BOUND_S
+    assert parsed['has_header'] is False and parsed['gpus'] == []
+
+
+def test_table_first_cell_with_blanks_is_linear():
+    row = '|   0  NVIDIA H200' + ' ' * N + 'x  On | 00000000:00:06.0 Off |                    0 |\n'
+    parsed, seconds = timed(smi.parse_table, H200_TABLE.replace('\n', '\n' + row, 1))
+    assert seconds < BOUND_S
+    assert parsed['gpus'][0]['name'].startswith('NVIDIA H200 ') and parsed['gpus'][0]['name'].endswith('x')
+    assert parsed['gpus'][0]['persistence_mode'] == 'On'
+
+
+def test_table_memory_cell_of_digits_is_linear():
+    lines = H200_TABLE.splitlines()
+    row = [i for i, line in enumerate(lines) if 'MiB /' in line][0]
+    lines[row] = '| N/A   26C    P0             76W /  700W |  ' + '1' * N + ' |      0%      Default |'
+    parsed, seconds = timed(smi.parse_table, '\n'.join(lines) + '\n')
+    assert seconds < BOUND_S
+    assert parsed['gpus'][0]['bus_id'] == '00000000:00:06.0'
+    assert parsed['gpus'][0]['memory_total_mib'] is None
+
+
+def test_table_huge_index_is_not_a_gpu():
+    row = '| ' + '9' * 5000 + '  NVIDIA H200  On | 00000000:00:06.0 Off |                    0 |\n'
+    parsed, seconds = timed(smi.parse_table, row)
+    assert seconds < BOUND_S
+    assert parsed['gpus'] == []
+
+
+def test_memory_value_of_many_digits_is_refused_not_overflowed():
+    assert smi.parse_mib('1' * 400) is None
+    assert smi.parse_mib('143771 MiB') == 143771
+
+
+def test_classify_error_repeated_prefix_is_linear():
+    text = 'unable to load ' * (N // 15)
+    error, seconds = timed(smi.classify_error, 1, text)
+    assert seconds < BOUND_S
+    assert error['kind'] == 'unknown'
+    assert smi.classify_error(1, text + 'libnvidia-ml.so.1')['kind'] == 'library_not_found'
+
+
+def test_version_tuple_long_version_is_refused_quickly():
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match='over 200'):
+        smi.version_tuple('1' * N + '\nx')
+    assert time.perf_counter() - start < BOUND_S
+    assert smi.version_tuple('1' * 150 + '\nx') == ('1' * 150 + '\nx',)
+
+
+@pytest.mark.parametrize('parser, key', [(smi.parse_table, 'problems'), (smi.parse_query_csv, 'problems'), (smi.parse_xml, 'problems')])
+def test_output_over_the_cap_is_refused(parser, key):
+    text = H200_TABLE + ' ' * smi.MAX_OUTPUT_CHARS
+    parsed, seconds = timed(parser, text)
+    assert seconds < BOUND_S
+    assert parsed['gpus'] == []
+    assert len(parsed[key]) == 1 and 'over the %d' % smi.MAX_OUTPUT_CHARS in parsed[key][0]
+
+
+def test_gather_reports_a_table_over_the_cap():
+    outputs = {'query': (0, H200_QUERY, ''), 'table': (0, H200_TABLE + '\n' * smi.MAX_OUTPUT_CHARS, '')}
+
+    def run(args):
+        return outputs['query' if any(a.startswith('--query-gpu') for a in args) else 'table']
+
+    facts = smi.gather(run, '/usr/bin/nvidia-smi')
+    assert facts['gpu_count'] == 1 and facts['gpus'][0]['name'] == 'NVIDIA H200'
+    assert facts['cuda_driver_version'] is None
+    assert [p for p in facts['nvidia_smi']['problems'] if p.startswith('table: the table output is')]
+
+
+def test_xml_with_bytes_that_are_not_utf8():
+    # run_command hands stdout over decoded with surrogateescape: b'\xff' arrives as '\udcff', which the XML parser
+    # refused with UnicodeEncodeError before.
+    surrogate = H200_XML.replace('<product_name>NVIDIA H200', '<product_name>NVIDIA H200\udcff', 1)
+    parsed = smi.parse_xml(surrogate)
+    assert parsed['problems'] == []
+    assert parsed['gpus'][0]['name'] == 'NVIDIA H200\ufffd'
+    raw = H200_XML.encode('utf-8').replace(b'<product_name>NVIDIA H200', b'<product_name>NVIDIA H200\xff', 1)
+    assert smi.parse_xml(raw)['gpus'][0]['name'] == 'NVIDIA H200\ufffd'
+
+
+def test_table_and_query_with_bytes_that_are_not_utf8():
+    table = smi.parse_table(H200_TABLE.replace('NVIDIA H200', 'NVIDIA H200\udcff', 1))
+    assert table['gpus'][0]['name'] == 'NVIDIA H200\ufffd'
+    query = smi.parse_query_csv(H200_QUERY.replace('NVIDIA H200', 'NVIDIA H200\udcff').encode('utf-8', 'surrogateescape'))
+    assert query['gpus'][0]['name'] == 'NVIDIA H200\ufffd'
+    json.dumps(table).encode('utf-8')
+    error = smi.classify_error(9, b'NVIDIA-SMI has failed because it couldn\xe2\x80\x99t communicate with the NVIDIA driver\xff')
+    assert error['kind'] == 'no_driver' and error['message'].endswith('\ufffd')
