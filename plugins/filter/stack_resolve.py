@@ -12,8 +12,10 @@ version_added: 1.0.0
 author: gpuops.sglang_stack maintainers (@gpuops)
 description:
   - Checks the stack declaration against the rules that keep the CUDA 13 upgrade safe (layer order
-    torch, flashinfer, sgl_kernel, sglang; exact versions; CUDA tags; the flashinfer trio in lock-step;
-    sgl-kernel only as a prebuilt cu130 wheel; CUDA 13.0 unless overridden with a reason; sha256 pins).
+    torch, flashinfer, sgl_kernel, sglang; exact versions; CUDA builds by tag or by a declared C(cuda);
+    torchvision beside torch and of the same build; the flashinfer trio in lock-step; sgl-kernel only as a
+    prebuilt cu130 wheel; CUDA 13.0 unless overridden with a reason; sha256 pins; a verify policy with a
+    reason for every package).
   - Returns the declaration with the stack id, the install order and every source URL resolved,
     on the local mirror when O(mirror_url) is given.
   - Fails with one message that lists every problem found.
