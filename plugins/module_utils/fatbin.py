@@ -29,7 +29,10 @@ Layout (reverse engineered from nvcc/fatbinary 13.0 output and checked against c
   name less its last extension and n counts the ELF and the PTX images separately, from 1, across
   all fatbins listed. An image with an identifier (a ``-G`` build stores the source name) is named
   ``<identifier stem>.<arch>.cubin`` instead (the count still advances). A bare cubin file is
-  listed as ``<stem>.<arch>.cubin``.
+  listed as ``<stem>.<arch>.cubin``; its arch comes from the ELF e_flags (ABI 8: bits 8-15 the SM,
+  bit 0x8 'a') and the ``-arch`` of its ptxas note (the only mark of an 'f' cubin), see _scan_cubin.
+- Reading: pread, a header at a time, bounded by the size at open, the images (MAX_ENTRIES) and
+  the embedded search (MAX_SEARCH_NODES); linear in the file size, for hostile files too.
 """
 
 from __future__ import annotations
@@ -197,7 +200,7 @@ class _Reader(object):
     never more than one block (or one search chunk) at a time for anything larger than a header.
     """
 
-    BLOCK = 1 << 16
+    BLOCK = 1 << 12
     CHUNK = len(_ZERO_CHUNK)
 
     def __init__(self, handle, size, max_entries=None, max_nodes=None):
@@ -219,7 +222,7 @@ class _Reader(object):
                 self.handle.seek(offset)
                 data = self.handle.read(want)
             if not data:
-                raise ScanError(ERR_TRUNCATED, 'the file ends at %d, before offset %d: it got shorter while it was read (%d bytes when opened)'
+                raise ScanError(ERR_TRUNCATED, 'no data at offset %d (wanted up to %d): the file got shorter while it was read (%d bytes when opened)'
                                 % (offset, offset + want, self.size))
             chunks.append(data)
             offset += len(data)
