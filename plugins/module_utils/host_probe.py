@@ -18,6 +18,12 @@ Container evidence, strongest first:
 * PID 1's cgroup paths: ``/lxc/<name>`` or ``lxc.payload.<name>`` (LXC, cgroup v1 and v2),
   ``/docker/<id>`` or ``docker-<id>.scope``, ``libpod-<id>``, ``machine.slice/machine-<name>.scope``
   (systemd-nspawn). A cgroup v2 namespace shows ``0::/`` and says nothing.
+
+What is parsed here comes from the host and is read as root: every parser is linear in its input (no regular
+expression that can backtrack over a long line; timed on 100,000-character lines in
+tests/unit/plugins/module_utils/test_host_probe.py), numbers are bounded in length before ``int()``, the driver
+version file is refused beyond :data:`MAX_VERSION_FILE_CHARS`, and file names that are not UTF-8 are reported
+with U+FFFD in place of the bytes that are not.
 """
 
 from __future__ import annotations
@@ -55,7 +61,34 @@ _NVRM = re.compile(
     r'NVRM version:\s*NVIDIA UNIX\s+(?P<open>Open\s+)?(?:(?P<arch1>[A-Za-z0-9_]+)\s+)?Kernel Module'
     r'(?:\s+for\s+(?P<arch2>[A-Za-z0-9_]+))?\s+(?P<version>\d+(?:\.\d+)+)'
 )
-_GCC = re.compile(r'^GCC version:\s*(?P<gcc>.+?)\s*$', re.MULTILINE)
+_GCC_PREFIX = 'GCC version:'
+_SURROGATES = re.compile('[\ud800-\udfff]')
+
+# The largest /proc/driver/nvidia/version parse_driver_version_file reads (characters); the real one is 2 lines,
+# under 300 characters. A longer content is refused (``problem``), not searched.
+MAX_VERSION_FILE_CHARS = 64 * 1024
+# A major number in /proc/devices has at most 4 digits (majors are 12 bits); 9 leaves room.
+_MAX_MAJOR_DIGITS = 9
+# read_text's default limit.
+READ_LIMIT = 1024 * 1024
+
+
+def printable(text):
+    """A name from the file system (str holding surrogateescape'd bytes, or bytes) as reportable text: what is not
+    UTF-8 becomes U+FFFD. None stays None."""
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        return text.decode('utf-8', 'replace')
+    return _SURROGATES.sub('\ufffd', text)
+
+
+def _ascii_number(text, digits):
+    """int(text) for 1 to ``digits`` ASCII digits, else None (str.isdigit() also takes '²', which int() refuses,
+    and int() refuses more than 4300 digits)."""
+    if text and len(text) <= digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
 
 
 def parse_environ(content):
@@ -144,8 +177,9 @@ def iter_proc_devices(content):
             section = 'block'
             continue
         parts = line.split(None, 1)
-        if section and len(parts) == 2 and parts[0].isdigit():
-            yield section, int(parts[0]), parts[1]
+        major = _ascii_number(parts[0], _MAX_MAJOR_DIGITS) if len(parts) == 2 else None
+        if section and major is not None:
+            yield section, major, parts[1]
 
 
 def parse_proc_devices(content):
@@ -213,35 +247,63 @@ def summarize_device_nodes(nodes):
     }
 
 
+def _gcc_version(content):
+    """What ``^GCC version:\\s*(.+?)\\s*$`` (MULTILINE) found, without its lazy ``.+?``, which rescanned a run of
+    blanks from every position (quadratic): after the first line-initial ``GCC version:``, blanks and newlines are
+    skipped and the rest of that line, stripped, is the answer. Only the first such line counts: when nothing but
+    blanks follows it, nothing follows any later one either, and the answer is None (the former pattern answered
+    with the last of those blanks)."""
+    if content.startswith(_GCC_PREFIX):
+        start = 0
+    else:
+        start = content.find('\n' + _GCC_PREFIX)
+        if start < 0:
+            return None
+        start += 1
+    value = content[start + len(_GCC_PREFIX):].lstrip().split('\n', 1)[0].strip()
+    return value or None
+
+
 def parse_driver_version_file(content):
-    """``/proc/driver/nvidia/version`` -> ``{'present', 'version', 'flavour', 'arch', 'gcc', 'raw'}``.
+    """``/proc/driver/nvidia/version`` -> ``{'present', 'version', 'flavour', 'arch', 'gcc', 'raw', 'problem'}``.
 
     flavour is ``open`` for "NVIDIA UNIX Open Kernel Module" (the one Blackwell needs) and
     ``proprietary`` for the closed module ("NVIDIA UNIX x86_64 Kernel Module"); None if unknown.
+    ``problem`` is None, or why the content was not read: longer than MAX_VERSION_FILE_CHARS.
+    ``raw`` (the first line) is cut to 200 characters.
     """
-    result = {'present': content is not None, 'version': None, 'flavour': None, 'arch': None, 'gcc': None, 'raw': None}
+    result = {'present': content is not None, 'version': None, 'flavour': None, 'arch': None, 'gcc': None, 'raw': None,
+              'problem': None}
     if not content:
         return result
-    first = content.splitlines()[0].strip() if content.strip() else ''
-    result['raw'] = first or None
+    content = printable(content)
+    first = content.split('\n', 1)[0].splitlines()
+    result['raw'] = (first[0].strip()[:200] or None) if first else None
+    if len(content) > MAX_VERSION_FILE_CHARS:
+        result['problem'] = ('it is %d characters long, over the %d read (MAX_VERSION_FILE_CHARS); the real file is two short lines'
+                             % (len(content), MAX_VERSION_FILE_CHARS))
+        return result
     match = _NVRM.search(content)
     if match:
         result['version'] = match.group('version')
         result['flavour'] = 'open' if match.group('open') else 'proprietary'
         result['arch'] = match.group('arch2') or match.group('arch1')
-    gcc = _GCC.search(content)
-    if gcc:
-        result['gcc'] = gcc.group('gcc')
+    result['gcc'] = _gcc_version(content)
     return result
 
 
 # Thin readers below: they only collect file contents; all decisions are above.
 
-def read_text(path, binary=False, limit=1024 * 1024):
-    """Content of ``path`` (str, or bytes with binary=True); None when absent or unreadable."""
+def read_text(path, binary=False, limit=READ_LIMIT):
+    """Content of ``path`` (str, or bytes with binary=True); None when absent or unreadable.
+
+    Reads at most ``limit`` + 1 bytes: a content longer than ``limit`` means the file is larger than that, and the
+    parsers refuse it (instead of reading a file cut at the limit as if it were whole). Text is decoded as UTF-8
+    with U+FFFD for what is not UTF-8.
+    """
     try:
         with open(path, 'rb') as handle:
-            data = handle.read(limit)
+            data = handle.read(limit + 1)
     except (IOError, OSError):
         return None
     if binary:
@@ -280,7 +342,7 @@ def scan_device_nodes(dev_dir='/dev'):
                 info = os.stat(path)
             except (IOError, OSError):
                 continue
-            nodes.append(describe_device_node(path, info.st_mode, info.st_rdev, is_symlink))
+            nodes.append(describe_device_node(printable(path), info.st_mode, info.st_rdev, is_symlink))
     nodes.sort(key=lambda node: node['path'])
     return nodes
 

@@ -20,6 +20,12 @@ GPU test machine); the readers at the bottom only collect those contents.
   ``libnvidia-ml.so.<version>`` file its ``libnvidia-ml.so.1`` resolves to inside the container's
   root file system, or from ``nvidia-smi --query-gpu=driver_version`` run in the container. NVML
   refuses to work when the two differ ("Failed to initialize NVML: Driver/library version mismatch").
+
+The configuration files and command outputs read here come from the host and are read as root, so the parsers are
+linear in their input (no regular expression that can backtrack over a long line; timed on 100,000-character lines
+in tests/unit/plugins/module_utils/test_lxc_gpu.py), a configuration over :data:`MAX_CONFIG_CHARS` is refused with
+LxcGpuError, and names that are not UTF-8 (``os.listdir`` hands them over with lone surrogates) are reported with
+U+FFFD in place of the bytes that are not.
 """
 
 from __future__ import annotations
@@ -59,12 +65,26 @@ DEFAULT_LIB_DIRS = (
 
 # A config line that is about NVIDIA passthrough: cgroup device rules and mount entries (both
 # syntaxes: "key = value" for LXC, "key: value" for Proxmox), and Proxmox's devN: passthrough keys.
-_KEY_VALUE = re.compile(r'^\s*(?P<key>[A-Za-z0-9_.]+)\s*[:=]\s*(?P<value>.*?)\s*$')
-_DEVICE_RULE = re.compile(r'^(?P<type>[abc])\s+(?P<major>\d+|\*):(?P<minor>\d+|\*)\s+(?P<access>[rwm]+)$')
+# Only the key and its separator are matched; the value is the rest of the line, stripped (the former
+# ``\s*(?P<value>.*?)\s*$`` tail rescanned a run of blanks from every position: quadratic).
+_KEY_SEPARATOR = re.compile(r'^\s*(?P<key>[A-Za-z0-9_.]+)\s*[:=]')
+# Majors and minors of at most 10 digits (Linux's are 12 and 20 bits).
+_DEVICE_RULE = re.compile(r'^(?P<type>[abc])\s+(?P<major>\d{1,10}|\*):(?P<minor>\d{1,10}|\*)\s+(?P<access>[rwm]+)$')
+
+# The largest container configuration analyse_config reads (characters); LXC and Proxmox VE ones are a few KB.
+MAX_CONFIG_CHARS = 1024 * 1024
+# The most nvidia-smi output driver_from_smi reads (one short line per GPU is expected).
+MAX_SMI_OUTPUT_CHARS = 64 * 1024
 
 
 class LxcGpuError(Exception):
     """A problem the caller cannot go on with (bad input, not a host state)."""
+
+
+def printable(name):
+    """A name from the file system (str with surrogateescape'd bytes, or bytes) as text that can be reported:
+    what is not UTF-8 becomes U+FFFD. None stays None."""
+    return None if name is None else nvidia_smi.as_text(name)
 
 
 def config_path(flavour, name, override=None):
@@ -168,16 +188,30 @@ def character_majors(proc_devices):
     return result
 
 
+def key_value(line):
+    """``key = value`` or ``key: value`` -> (key, value stripped); None for other lines (and for text holding a newline
+    inside the value: one line at a time)."""
+    match = _KEY_SEPARATOR.match(line)
+    if not match:
+        return None
+    value = line[match.end():].strip()
+    if '\n' in value:
+        return None
+    return match.group('key'), value
+
+
 def classify_config_line(line, majors, known_majors=None):
     """One config line outside the managed block -> None, or ``{'line', 'kind', 'reason'}`` when it is
     about NVIDIA passthrough and so duplicates the managed block (``duplicate``) or is left over from
     an earlier driver (``stale``: a device rule for a major no loaded driver uses, such as an old
     hard-coded nvidia-uvm major). ``known_majors`` as from :func:`character_majors`; None skips the
     stale check."""
-    match = _KEY_VALUE.match(line)
-    if not match or line.lstrip().startswith('#'):
+    if line.lstrip().startswith('#'):
         return None
-    key, value = match.group('key'), match.group('value')
+    pair = key_value(line)
+    if pair is None:
+        return None
+    key, value = pair
     nvidia_majors_set = dict((major, name) for name, major in majors.items() if major)
     if key in ('lxc.cgroup2.devices.allow', 'lxc.cgroup.devices.allow'):
         rule = _DEVICE_RULE.match(value)
@@ -212,7 +246,13 @@ def analyse_config(text, marker_begin, marker_end, wanted_lines, majors, flavour
     the operator should remove;
     ``block_outside_main_section`` is true when, in a Proxmox config, the block sits below a snapshot
     section header, where Proxmox VE would not apply it to the running container.
+
+    Raises LxcGpuError for a configuration longer than MAX_CONFIG_CHARS (no container's is; host_probe.read_text
+    reads one character more than its limit so that such a file is seen as too long, not cut).
     """
+    if text is not None and len(text) > MAX_CONFIG_CHARS:
+        raise LxcGpuError('the container configuration is %d characters long, over the %d this check reads (MAX_CONFIG_CHARS); '
+                          'it is not a configuration LXC or Proxmox VE wrote. Nothing was changed.' % (len(text), MAX_CONFIG_CHARS))
     exists = text is not None
     outside, inside, begin = split_managed_block(text or '', marker_begin, marker_end)
     foreign = []
@@ -294,6 +334,11 @@ def driver_from_smi(rc, stdout, stderr=''):
     On a mismatch nvidia-smi cannot report the driver version; it prints the user-space NVML version
     (``NVML library version: 535.161``), which is what the container has.
     """
+    stdout = nvidia_smi.as_text(stdout)
+    if len(stdout) > MAX_SMI_OUTPUT_CHARS:
+        return {'version': None, 'versions': [], 'error_kind': 'unexpected_output', 'nvml_library_version': None,
+                'error': 'nvidia-smi printed %d characters, over the %d read here (MAX_SMI_OUTPUT_CHARS); expected one '
+                         'driver version per GPU' % (len(stdout), MAX_SMI_OUTPUT_CHARS)}
     error = nvidia_smi.classify_error(rc, stdout, stderr)
     if error:
         return {'version': None, 'versions': [], 'error_kind': error['kind'], 'error': error['message'],
@@ -329,7 +374,11 @@ def host_problems(driver, majors, version_path, devices_path):
     ``driver`` as from host_probe.parse_driver_version_file, ``majors`` from :func:`nvidia_majors`.
     """
     problems = []
-    if not driver.get('present'):
+    if driver.get('problem'):
+        problems.append({
+            'code': 'unknown_kernel_module',
+            'msg': 'cannot read the kernel module version from %s: %s. Nothing was changed.' % (version_path, driver['problem'])})
+    elif not driver.get('present'):
         problems.append({
             'code': 'no_kernel_module',
             'msg': 'no NVIDIA kernel module is loaded on this host: %s does not exist. Fix: install the NVIDIA driver '
@@ -418,7 +467,7 @@ def list_dev(dev_dir):
             caps = os.path.isdir(path)
             continue
         if os.path.exists(path) and not os.path.isdir(path):
-            present.append(name)
+            present.append(printable(name))
     return sorted(present), caps
 
 
@@ -453,8 +502,8 @@ def scan_rootfs(rootfs, lib_dirs=DEFAULT_LIB_DIRS):
             path = os.path.join(directory, name)
             if os.path.islink(path):
                 kind, final = _resolve_in_root(rootfs, directory, name)
-                listing.append({'dir': '/' + lib_dir.strip('/'), 'name': name, 'type': 'link',
-                                'target': final if kind == 'file' else None})
+                listing.append({'dir': printable('/' + lib_dir.strip('/')), 'name': printable(name), 'type': 'link',
+                                'target': printable(final) if kind == 'file' else None})
             elif os.path.isfile(path):
-                listing.append({'dir': '/' + lib_dir.strip('/'), 'name': name, 'type': 'file', 'target': None})
+                listing.append({'dir': printable('/' + lib_dir.strip('/')), 'name': printable(name), 'type': 'file', 'target': None})
     return listing

@@ -12,7 +12,11 @@ and say so.
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import re
+import time
 import stat
 
 import pytest
@@ -278,7 +282,8 @@ def test_proprietary_kernel_module_real(content, version, gcc):
 
 
 def test_kernel_module_absent():
-    assert hp.parse_driver_version_file(None) == {'present': False, 'version': None, 'flavour': None, 'arch': None, 'gcc': None, 'raw': None}
+    assert hp.parse_driver_version_file(None) == {'present': False, 'version': None, 'flavour': None, 'arch': None, 'gcc': None, 'raw': None,
+                                                  'problem': None}
 
 
 def test_kernel_module_unrecognised_text():
@@ -314,7 +319,7 @@ def test_real_proc_driver_version():
     module = hp.parse_driver_version_file(probe_section('proc version'))
     assert module == {
         'present': True, 'version': '580.159.04', 'flavour': 'open', 'arch': 'x86_64', 'gcc': 'gcc version 15.3.0 (GCC)',
-        'raw': 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)',
+        'raw': 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)', 'problem': None,
     }
 
 
@@ -351,3 +356,124 @@ def test_real_container_evidence_of_the_gpu_test_host():
                                  proc1_cgroup=probe_section('proc1 cgroup'), dockerenv_exists=True)
     assert result['kind'] == 'docker'
     assert hp.container_kind_from_cgroup(probe_section('proc1 cgroup')) is None
+
+
+# --- Hostile input: linear time, bounded size, names that are not UTF-8 (issue 18) ---------------------
+#
+# Before the rewrite, parse_driver_version_file took 1.6 s on a GCC line of 20,000 blanks and about 40 s on one of
+# 100,000 (the lazy ^GCC version:\s*(.+?)\s*$ rescanned the blanks from every position); a /proc/devices major of
+# 5,000 digits or '²' raised ValueError from int().
+
+N = 100000
+BOUND_S = 0.1
+OLD_GCC = re.compile(r'^GCC version:\s*(?P<gcc>.+?)\s*$', re.MULTILINE)
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def test_gcc_version_answers_as_the_former_pattern():
+    for length in range(6):
+        for combination in itertools.product(['GCC version:', ' ', '\n', 'a', '\t', 'x GCC version:'], repeat=length):
+            content = ''.join(combination)
+            old = OLD_GCC.search(content)
+            # Where only blanks follow, the former pattern answered with one blank: None now.
+            assert hp._gcc_version(content) == ((old and old.group('gcc').strip()) or None), repr(content)
+
+
+@pytest.mark.parametrize('content', [
+    'NVRM version: x\nGCC version: a' + ' ' * N + 'b\n',
+    'GCC version:' + ' ' * N,
+    'GCC version:' + '\n' * N + 'gcc version 13.3.0',
+])
+def test_gcc_version_long_line_is_linear(content):
+    gcc, seconds = timed(hp._gcc_version, content)
+    assert seconds < BOUND_S
+    old_answer = content.split('GCC version:', 1)[1].strip()
+    assert gcc == (old_answer or None)
+
+
+@pytest.mark.parametrize('tail', [' ' * N + 'x', ' for ' * (N // 5), 'NVRM version: NVIDIA UNIX ' * (N // 26), '1.' * (N // 2)])
+def test_driver_version_file_hostile_lines_are_linear_and_capped(tail):
+    real = probe_section('proc version')
+    first, rest = real.split('\n', 1)
+    content = first + tail + '\n' + rest
+    module, seconds = timed(hp.parse_driver_version_file, content)
+    assert seconds < BOUND_S
+    assert module['version'] is None and module['present'] is True
+    assert 'MAX_VERSION_FILE_CHARS' in module['problem']
+    assert module['raw'] == (first + tail).strip()[:200]
+    # The same lines under the cap are searched, also in linear time.
+    short = first + tail[:hp.MAX_VERSION_FILE_CHARS - 1000] + '\n' + rest
+    module, seconds = timed(hp.parse_driver_version_file, short)
+    assert seconds < BOUND_S
+    assert module['problem'] is None
+    assert module['gcc'] == 'gcc version 15.3.0 (GCC)'
+
+
+def test_nvrm_pattern_on_long_lines_is_linear():
+    for content in ('NVRM version: NVIDIA UNIX Open Kernel Module' + ' ' * N + 'x', 'NVRM version: NVIDIA UNIX ' + 'a' * N,
+                    'NVRM version: NVIDIA UNIX Kernel Module ' * (N // 40), 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  ' + '1.' * N):
+        match, seconds = timed(hp._NVRM.search, content)
+        assert seconds < BOUND_S
+
+
+def test_read_text_reads_one_byte_past_its_limit(tmp_path):
+    path = tmp_path / 'version'
+    path.write_bytes(b'x' * 100)
+    assert len(hp.read_text(str(path), limit=10)) == 11
+    assert len(hp.read_text(str(path), limit=100)) == 100
+
+
+@pytest.mark.parametrize('major', ['1' * 5000, '\u00b2', '\u0663', '1' * 10])
+def test_proc_devices_odd_majors_are_skipped_not_raised(major):
+    content = 'Character devices:\n%s nvidia\n195 nvidiactl\n' % major
+    devices, seconds = timed(hp.parse_proc_devices, content)
+    assert seconds < BOUND_S
+    assert devices['character'] == {'nvidiactl': 195}
+
+
+def test_proc_devices_long_lines_are_linear():
+    content = 'Character devices:\n' + '1' * N + ' ' * N + 'x\n' + ' ' * N + '\n195 nvidia\n'
+    devices, seconds = timed(hp.parse_proc_devices, content)
+    assert seconds < BOUND_S
+    assert devices['character'] == {'nvidia': 195}
+
+
+@pytest.mark.parametrize('cgroup, kind', [
+    ('0::/machine.slice/machine-' + 'a' * N, None),
+    ('0::/docker-' + 'a' * N, None),
+    ('0::/docker-' + 'a' * N + '.scope', 'docker'),
+    ('0::/' + 'lxc' * N, None),
+    ('0::/' + 'lxc.payload.' + 'x' * N, 'lxc'),
+])
+def test_cgroup_long_paths_are_linear(cgroup, kind):
+    found, seconds = timed(hp.container_kind_from_cgroup, cgroup)
+    assert seconds < BOUND_S
+    assert found == kind
+
+
+def test_driver_version_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / 'version'
+    real = probe_section('proc version')
+    path.write_bytes(real.encode('utf-8').replace(b'Release Build', b'Release Build \xff\xfe'))
+    module = hp.parse_driver_version_file(hp.read_text(str(path)))
+    assert module['version'] == '580.159.04'
+    assert '\ufffd' in module['raw']
+    module = hp.parse_driver_version_file(real.replace('Release Build', 'Release Build \udcff'))
+    assert module['version'] == '580.159.04' and '\udcff' not in module['raw']
+
+
+def test_scan_device_nodes_with_names_that_are_not_utf8(tmp_path):
+    dev = tmp_path / 'dev'
+    dev.mkdir()
+    (dev / 'nvidia0').write_text('')
+    with open(os.path.join(os.fsencode(str(dev)), b'nvidia\xff'), 'wb'):
+        pass
+    nodes = hp.scan_device_nodes(str(dev))
+    assert [node['name'] for node in nodes] == ['nvidia0', 'nvidia\ufffd']
+    json.dumps(nodes, ensure_ascii=False).encode('utf-8')
+    assert hp.summarize_device_nodes(nodes)['not_char_device'] == [str(dev / 'nvidia0'), str(dev) + '/nvidia\ufffd']

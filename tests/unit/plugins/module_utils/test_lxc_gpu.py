@@ -8,7 +8,11 @@ listings (fixtures/lxc/h200-host-probe.txt, real) and a constructed Proxmox conf
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import re
+import time
 
 import pytest
 
@@ -351,3 +355,117 @@ def test_analyse_proxmox_rewrite_moves_the_block_lines_below_its_markers():
     assert result['block_present'] and not result['block_current']
     assert [entry['line'] for entry in result['foreign_entries']] == wanted
     assert set(entry['kind'] for entry in result['foreign_entries']) == {'duplicate'}
+
+
+# --- Hostile input: linear time, bounded size, names that are not UTF-8 (issue 18) ---------------------
+#
+# Before the rewrite a config line 'lxc.mount.entry = /dev/nvidia0' + 100,000 blanks + 'x' took about 24 s in
+# classify_config_line (the value's lazy tail rescanned the blanks from every position): 0.97 s at 20,000.
+
+N = 100000
+BOUND_S = 0.1
+OLD_KEY_VALUE = re.compile(r'^\s*(?P<key>[A-Za-z0-9_.]+)\s*[:=]\s*(?P<value>.*?)\s*$')
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def test_key_value_answers_as_the_former_pattern():
+    for length in range(7):
+        for combination in itertools.product([' ', 'a', '.', ':', '=', '\n', '\t', '#'], repeat=length):
+            line = ''.join(combination)
+            old = OLD_KEY_VALUE.match(line)
+            assert lxc_gpu.key_value(line) == (old and (old.group('key'), old.group('value'))), repr(line)
+
+
+@pytest.mark.parametrize('line, kind', [
+    ('lxc.mount.entry = /dev/nvidia0' + ' ' * N + 'x', 'duplicate'),
+    ('lxc.mount.entry: /dev/nvidia0' + '\t ' * (N // 2) + 'x', 'duplicate'),
+    ('lxc.cgroup2.devices.allow = c 195:* rwm' + ' ' * N, 'duplicate'),
+    ('lxc.cgroup2.devices.allow = c ' + '1' * N + ':* rwm', None),
+    ('dev0: /dev/nvidia0' + ' ' * N + ',mode=0666', 'duplicate'),
+    ('a' * N, None),
+    ('x' + ' ' * N + '= y', None),
+])
+def test_config_line_long_is_linear(line, kind):
+    entry, seconds = timed(lxc_gpu.classify_config_line, line, {'nvidia': 195, 'nvidia-uvm': 238}, {195: ['nvidia']})
+    assert seconds < BOUND_S
+    assert (entry and entry['kind']) == kind
+
+
+def test_analyse_config_with_a_hostile_line_is_linear():
+    text = read(LXC, 'pve-101.conf')
+    line = 'lxc.mount.entry: /dev/nvidia0' + ' ' * N + 'x'
+    majors = {'nvidia': 195, 'nvidia-uvm': 238}
+    result, seconds = timed(lxc_gpu.analyse_config, line + '\n' + text, MARKERS[0], MARKERS[1], [], majors, 'proxmox')
+    assert seconds < BOUND_S
+    plain = lxc_gpu.analyse_config(text, MARKERS[0], MARKERS[1], [], majors, 'proxmox')
+    assert result['foreign_entries'] == [{'line': line, 'kind': 'duplicate', 'reason': 'mounts /dev/nvidia0, which the managed block handles'}] + \
+        plain['foreign_entries']
+
+
+def test_analyse_config_over_the_cap_is_refused(tmp_path):
+    path = tmp_path / 'config'
+    path.write_text(read(LXC, 'pve-101.conf') + '#' * host_probe.READ_LIMIT)
+    text = host_probe.read_text(str(path))
+    assert len(text) == host_probe.READ_LIMIT + 1  # one more than the limit: too long, not cut to look whole
+    with pytest.raises(lxc_gpu.LxcGpuError, match='over the %d' % lxc_gpu.MAX_CONFIG_CHARS):
+        lxc_gpu.analyse_config(text, MARKERS[0], MARKERS[1], [], {'nvidia': 195}, 'proxmox')
+
+
+@pytest.mark.parametrize('stdout', ['1.' + '1' * N + 'x', '1' + '.1' * (N // 2) + 'x', '580.159.04\n' * (N // 11)])
+def test_driver_from_smi_long_output(stdout):
+    result, seconds = timed(lxc_gpu.driver_from_smi, 0, stdout)
+    assert seconds < BOUND_S
+    assert result['version'] is None and result['error_kind'] == 'unexpected_output'
+    assert 'MAX_SMI_OUTPUT_CHARS' in result['error']
+
+
+def test_driver_from_smi_just_under_the_cap_is_linear():
+    result, seconds = timed(lxc_gpu.driver_from_smi, 0, '5' + '.8' * ((lxc_gpu.MAX_SMI_OUTPUT_CHARS - 2) // 2) + 'x')
+    assert seconds < BOUND_S
+    assert result['error_kind'] == 'unexpected_output'
+
+
+def test_driver_from_smi_bytes_that_are_not_utf8():
+    # run_command decodes with surrogateescape: b'\xff' arrives as '\udcff'.
+    result = lxc_gpu.driver_from_smi(0, '580.159.04\udcff\n')
+    assert result['error_kind'] == 'unexpected_output'
+    assert '580.159.04\ufffd' in result['error']
+    json.dumps(result).encode('utf-8')
+
+
+def test_host_problems_names_a_version_file_over_the_cap():
+    driver = host_probe.parse_driver_version_file(PROC_VERSION + ' ' * host_probe.MAX_VERSION_FILE_CHARS)
+    problems = lxc_gpu.host_problems(driver, lxc_gpu.nvidia_majors(PROC_DEVICES), '/proc/driver/nvidia/version', '/proc/devices')
+    assert [problem['code'] for problem in problems] == ['unknown_kernel_module']
+    assert 'MAX_VERSION_FILE_CHARS' in problems[0]['msg']
+
+
+def test_scan_rootfs_and_list_dev_with_names_that_are_not_utf8(tmp_path):
+    lib = tmp_path / 'usr' / 'lib' / 'x86_64-linux-gnu'
+    lib.mkdir(parents=True)
+    (lib / 'libnvidia-ml.so.580.159.04').write_bytes(b'\x7fELF')
+    os.symlink('libnvidia-ml.so.580.159.04', str(lib / 'libnvidia-ml.so.1'))
+    raw = os.fsencode(str(lib))
+    with open(os.path.join(raw, b'libnvidia-ml.so.\xff'), 'wb') as handle:
+        handle.write(b'\x7fELF')
+    os.symlink(b'libnvidia-ml.so.\xfe\xff', os.path.join(raw, b'libnvidia-ml.so.2'))
+    listing = lxc_gpu.scan_rootfs(str(tmp_path))
+    names = [entry['name'] for entry in listing]
+    assert 'libnvidia-ml.so.\ufffd' in names
+    json.dumps(listing, ensure_ascii=False).encode('utf-8')
+    driver = lxc_gpu.userspace_driver(listing)
+    assert (driver['version'], driver['problem']) == ('580.159.04', None)
+
+    dev = tmp_path / 'dev'
+    dev.mkdir()
+    (dev / 'nvidia0').write_text('')
+    with open(os.path.join(os.fsencode(str(dev)), b'nvidia\xff'), 'wb'):
+        pass
+    names, caps = lxc_gpu.list_dev(str(dev))
+    assert names == ['nvidia0', 'nvidia\ufffd']
+    assert lxc_gpu.mount_nodes(names) == [{'name': 'nvidia0', 'kind': 'file'}]
