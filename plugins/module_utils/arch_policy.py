@@ -122,15 +122,16 @@ def record_files(site_packages, dist_info):
 
 
 def _match(files, patterns):
+    """The files matching any of the patterns (in the order of files), and the patterns that match none."""
     compiled = [(pattern, glob_regex(pattern)) for pattern in patterns]
-    matched = []
+    hit = set()
     unmatched = []
     for pattern, regex in compiled:
-        hits = [f for f in files if regex.match(f)]
+        hits = set(f for f in files if regex.match(f))
         if not hits:
             unmatched.append(pattern)
-        matched.extend(h for h in hits if h not in matched)
-    return matched, unmatched
+        hit |= hits
+    return [f for f in files if f in hit], unmatched
 
 
 def _archs(sass, ptx):
@@ -255,7 +256,8 @@ def judge_package(pkg, installed, site_packages, required='sm_120', scan=fatbin.
                      detail='%s: RECORD unreadable (%s)' % (name, exc))
         return entry
     required_files, unmatched = _match(files, require)
-    reported_files, _unused = _match([f for f in files if f not in required_files], report)
+    taken = set(required_files)
+    reported_files, _unused = _match([f for f in files if f not in taken], report)
     entry['unmatched'] = unmatched
     entry['required'] = [_file_entry(site_packages, rel, required, scan) for rel in required_files]
     reported = _report_summary([_file_entry(site_packages, rel, required, scan) for rel in reported_files])
