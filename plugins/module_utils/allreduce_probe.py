@@ -5,6 +5,9 @@
 """All-reduce latency probe: the standalone program run with the stack's interpreter, and pure helpers.
 
 Only the standard library is imported here; the probe program itself imports torch when it runs.
+
+The probe's output is read in linear time and refused (ProbeError) beyond MAX_OUTPUT_CHARS; a line that JSON
+cannot read (nested too deeply included) is skipped like any other line.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ DEFAULT_SIZES = [4096, 16384, 65536, 262144, 1048576]
 DEFAULT_VERIFY_SIZE = 16384
 VERIFY_ALLREDUCES = 122
 MARKER = 'allreduce_probe'
+# The most probe output parse_probe_output reads (characters): the result line is about 1 KB, NCCL's INFO lines
+# with NCCL_DEBUG=INFO on 8 GPUs some hundred KB.
+MAX_OUTPUT_CHARS = 16 * 1024 * 1024
 
 # nccl-tests 2.19.6 all_reduce_perf -g 2 -d bfloat16 on 2x H200 (NVLink), NCCL_NVLS_ENABLE=0, out-of-place time
 # per op in us (/work/shared/reference/gpu-measurements.md).
@@ -362,14 +368,17 @@ def verify_pass_cost_us(per_size, count=VERIFY_ALLREDUCES, size=DEFAULT_VERIFY_S
 
 def parse_probe_output(stdout):
     """The probe's JSON result line from stdout (other lines are ignored); raises ProbeError with a clear message."""
+    stdout = stdout or ''
+    if len(stdout) > MAX_OUTPUT_CHARS:
+        raise ProbeError('the probe printed %d characters, over the %d read (MAX_OUTPUT_CHARS)' % (len(stdout), MAX_OUTPUT_CHARS))
     found = None
-    for line in (stdout or '').splitlines():
+    for line in stdout.splitlines():
         line = line.strip()
         if not line.startswith('{') or MARKER not in line:
             continue
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(data, dict) and MARKER in data:
             found = data
@@ -390,10 +399,14 @@ def parse_probe_output(stdout):
         try:
             entry = dict(entry, bytes=int(entry['bytes']), median_us=float(entry['median_us']),
                          p99_us=float(entry['p99_us']))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ProbeError('probe result entry has a non-numeric value: %r' % (entry,))
         results.append(entry)
-    found = dict(found, results=results, world_size=int(found['world_size']))
+    try:
+        world_size = int(found['world_size'])
+    except (TypeError, ValueError, OverflowError):
+        raise ProbeError('probe result has a non-numeric world_size: %r' % (found['world_size'],))
+    found = dict(found, results=results, world_size=world_size)
     found.pop(MARKER, None)
     return found
 
@@ -567,8 +580,13 @@ def split_recorded_sweep(text):
             current = None
         elif line.startswith('### '):
             head = line[4:].split('|', 1)[0].split()
+            if not head:
+                current = None
+                continue
             env = dict(f.split('=', 1) for f in head[1:] if '=' in f)
-            current = {'name': head[0], 'env': env, 'stdout': '', 'rc': None}
+            current = {'name': head[0], 'env': env, 'stdout': [], 'rc': None}
         elif current is not None:
-            current['stdout'] += line + '\n'
+            current['stdout'].append(line + '\n')
+    for run in runs:
+        run['stdout'] = ''.join(run['stdout'])
     return runs

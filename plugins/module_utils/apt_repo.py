@@ -13,6 +13,10 @@
 - ``resolve_closure``: what installing ``<package>=<version>`` takes from this repository.
 
 Pure Python, no I/O: the module ``apt_repo_fetch`` downloads and verifies, this file decides.
+
+The parsers are linear in their input (the relation pattern cannot backtrack over a long field; timed on
+100,000-character fields in tests/unit/plugins/module_utils/test_apt_repo.py); numbers are bounded in length before
+``int()``; text that is not UTF-8 is refused with AptRepoError, never a UnicodeDecodeError.
 """
 
 from __future__ import annotations
@@ -26,11 +30,31 @@ import re
 # Names under which a flat repository's Release lists the package index, uncompressed first.
 PACKAGES_NAMES = ('Packages', 'Packages.xz', 'Packages.gz', 'Packages.bz2', 'Packages.lzma', 'Packages.zst', 'Packages.lz4')
 
+# Each optional part takes its own leading blanks: the former form put a bare \s* between the optional parts, so
+# three blank runs stood side by side and a long run of blanks was split every possible way (cubic: 20,000 blanks
+# did not finish in 30 s). Same language, each blank run now has one owner.
 _RELATION = re.compile(
     r'^(?P<name>[A-Za-z0-9][A-Za-z0-9+.\-]*)(?::(?P<arch>[A-Za-z0-9\-]+))?'
-    r'\s*(?:\(\s*(?P<op><<|<=|=|>=|>>|<|>)\s*(?P<version>[^)\s]+)\s*\))?'
-    r'\s*(?:\[[^\]]*\])?\s*(?:<[^>]*>\s*)*$'
+    r'(?:\s*\(\s*(?P<op><<|<=|=|>=|>>|<|>)\s*(?P<version>[^)\s]+)\s*\))?'
+    r'(?:\s*\[[^\]]*\])?(?:\s*<[^>]*>)*\s*$'
 )
+# Epochs and sizes of at most 18 digits (int() refuses more than 4300, and no file is an exabyte).
+_MAX_NUMBER_DIGITS = 18
+
+
+def _ascii_number(text):
+    """True for 1 to _MAX_NUMBER_DIGITS ASCII digits (str.isdigit() also takes '²', which int() refuses)."""
+    return 0 < len(text) <= _MAX_NUMBER_DIGITS and text.isascii() and text.isdigit()
+
+
+def _decode(data, what):
+    """UTF-8 bytes -> str; AptRepoError (naming the first bad byte) for bytes that are not UTF-8."""
+    if not isinstance(data, bytes):
+        return data
+    try:
+        return data.decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise AptRepoError('%s is not UTF-8 text (byte %d: %r)' % (what, exc.start, data[exc.start:exc.start + 1]))
 
 
 class AptRepoError(Exception):
@@ -88,7 +112,7 @@ def split_version(version):
     epoch = 0
     if ':' in version:
         head, version = version.split(':', 1)
-        if not head.isdigit():
+        if not _ascii_number(head):
             raise AptRepoError('version "%s": epoch "%s" is not a number' % (version, head))
         epoch = int(head)
     revision = ''
@@ -129,31 +153,40 @@ def satisfies(version, op, wanted):
 # ---------------------------------------------------------------------------------------------
 
 def parse_stanzas(text):
-    """deb822 paragraphs -> list of dicts, field names lower-cased, continuation lines kept (joined by '\\n')."""
+    """deb822 paragraphs -> list of dicts, field names lower-cased, continuation lines kept (joined by '\\n').
+
+    ``text`` may be bytes: UTF-8, else AptRepoError. A field's lines are gathered in a list and joined once (adding
+    each continuation line to a growing string copied the field every time: quadratic in a long field).
+    """
+    text = _decode(text, 'the deb822 text')
     stanzas = []
     current = {}
     field = None
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             if current:
-                stanzas.append(current)
+                stanzas.append(_joined(current))
             current, field = {}, None
             continue
         if line.startswith('#') and field is None:
             continue
         if line[0] in ' \t':
             if field is None:
-                raise AptRepoError('line %d: continuation line outside a field: %r' % (number, line))
-            current[field] += '\n' + line.strip()
+                raise AptRepoError('line %d: continuation line outside a field: %r' % (number, line[:200]))
+            current[field].append(line.strip())
             continue
         if ':' not in line:
-            raise AptRepoError('line %d: not a "Field: value" line: %r' % (number, line))
+            raise AptRepoError('line %d: not a "Field: value" line: %r' % (number, line[:200]))
         name, value = line.split(':', 1)
         field = name.strip().lower()
-        current[field] = value.strip()
+        current[field] = [value.strip()]
     if current:
-        stanzas.append(current)
+        stanzas.append(_joined(current))
     return stanzas
+
+
+def _joined(fields):
+    return dict((name, '\n'.join(lines)) for name, lines in fields.items())
 
 
 def parse_relations(text):
@@ -166,7 +199,7 @@ def parse_relations(text):
         for alternative in part.split('|'):
             match = _RELATION.match(alternative.strip())
             if not match:
-                raise AptRepoError('relation "%s" cannot be read' % alternative.strip())
+                raise AptRepoError('relation "%s" cannot be read' % alternative.strip()[:200])
             group.append((match.group('name'), match.group('op'), match.group('version')))
         groups.append(group)
     return groups
@@ -182,7 +215,7 @@ def clearsigned_body(data):
     The module reads what gpgv writes with --output (exactly what the signature covers); this is the same
     text for a message that holds one signed part, and an error for anything else.
     """
-    text = data.decode('utf-8') if isinstance(data, bytes) else data
+    text = _decode(data, 'the clearsigned message')
     lines = text.splitlines()
     try:
         start = lines.index('-----BEGIN PGP SIGNED MESSAGE-----')
@@ -241,7 +274,7 @@ def parse_release(text, now=None):
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 3 or not re.match(r'^[0-9a-f]{64}$', parts[0]) or not parts[1].isdigit():
+        if len(parts) != 3 or not re.match(r'^[0-9a-f]{64}$', parts[0]) or not _ascii_number(parts[1]):
             raise AptRepoError('Release SHA256 line %r is not "<sha256> <size> <name>"' % line)
         entries[parts[2]] = (parts[0], int(parts[1]))
     if not entries:

@@ -35,7 +35,10 @@ STATE_CONFLICT = 'conflict'
 STATE_DIR = '.gpuops-patches'
 MANIFEST = 'applied.json'
 
-_HUNK_RE = re.compile(br'^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@')
+# Line numbers and counts of at most 9 digits: int() refuses more than 4300, and no patched file has a billion lines.
+_HUNK_RE = re.compile(br'^@@ -(\d{1,9})(?:,(\d{1,9}))? \+(\d{1,9})(?:,(\d{1,9}))? @@')
+# The largest patch parse_patch reads (bytes); the series' patches are a few KB.
+MAX_PATCH_BYTES = 16 * 1024 * 1024
 _SERIES_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
 
 
@@ -74,10 +77,12 @@ class FilePatch(object):
         self.hunks = []
 
 
-def _header_path(line, prefix):
+def _header_path(line, prefix, patch_name):
     path = line[len(prefix):].rstrip(b'\r\n')
-    path = path.split(b'\t', 1)[0].decode('utf-8')
-    return path
+    try:
+        return path.split(b'\t', 1)[0].decode('utf-8')
+    except UnicodeDecodeError:
+        raise PatchError('%s: the path in %r is not UTF-8' % (patch_name, line.rstrip(b'\r\n')[:300]))
 
 
 def _strip_component(path, patch_name):
@@ -90,17 +95,26 @@ def _strip_component(path, patch_name):
 
 
 def parse_patch(data, name='patch'):
-    """Parse unified diff bytes (or text) into a list of FilePatch; the header before the first --- is skipped."""
+    """Parse unified diff bytes (or text) into a list of FilePatch; the header before the first --- is skipped.
+
+    Raises PatchError for anything it cannot read, a patch over MAX_PATCH_BYTES and paths that are not UTF-8
+    included. Text holding surrogateescape'd bytes is turned back into those bytes.
+    """
     if not isinstance(data, bytes):
-        data = data.encode('utf-8')
+        try:
+            data = data.encode('utf-8', 'surrogateescape')
+        except UnicodeEncodeError as exc:
+            raise PatchError('%s: the text cannot be encoded as UTF-8: %s' % (name, exc))
+    if len(data) > MAX_PATCH_BYTES:
+        raise PatchError('%s: %d bytes, over the %d read (MAX_PATCH_BYTES)' % (name, len(data), MAX_PATCH_BYTES))
     lines = split_lines(data)
     files = []
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.startswith(b'--- ') and i + 1 < len(lines) and lines[i + 1].startswith(b'+++ '):
-            old_path = _header_path(line, b'--- ')
-            new_path = _header_path(lines[i + 1], b'+++ ')
+            old_path = _header_path(line, b'--- ', name)
+            new_path = _header_path(lines[i + 1], b'+++ ', name)
             relpath = _strip_component(new_path, name)
             if _strip_component(old_path, name) != relpath:
                 raise PatchError('%s: renames are not supported (%s -> %s)' % (name, old_path, new_path))

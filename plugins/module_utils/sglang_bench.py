@@ -19,15 +19,24 @@ sglang 0.5.9 (sglang/test/bench_one_batch_server_internal.py, run_one_case) prin
 and appends the same figures as one JSON object per case to --result-filename. "last generation
 throughput" is the server's own decode rate (from /get_server_info); it is -1 when the server did not
 report one, and output throughput is used then.
+
+Both texts are read in linear time (the line pattern cannot backtrack over a long line; timed on 100,000-character
+lines in tests/unit/plugins/module_utils/test_sglang_bench.py), and a text over MAX_INPUT_CHARS is refused with
+BenchError.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
-_LINE = re.compile(r'^\s*(batch size|input_len|output_len|latency|input throughput|output throughput|last_ttft|'
-                   r'last generation throughput|acc_length):\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:s|tok/s)?\s*$')
+# Matched against the stripped line. The unit takes its own leading blanks: the former ``\s*(?:s|tok/s)?\s*$``
+# tail had two blank runs side by side, which split a long run of blanks every possible way (quadratic).
+_LINE = re.compile(r'^(batch size|input_len|output_len|latency|input throughput|output throughput|last_ttft|'
+                   r'last generation throughput|acc_length):\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)(?:\s*(?:s|tok/s))?$')
+# The most text either parser reads (characters): the benchmark prints a few hundred per case.
+MAX_INPUT_CHARS = 16 * 1024 * 1024
 _KEYS = {
     'batch size': 'batch_size', 'input_len': 'input_len', 'output_len': 'output_len', 'latency': 'latency',
     'input throughput': 'input_throughput', 'output throughput': 'output_throughput', 'last_ttft': 'last_ttft',
@@ -41,32 +50,58 @@ class BenchError(Exception):
 
 
 def _number(key, text):
-    return int(float(text)) if key in _INTS else float(text)
+    """The value of a field line; None when it is no finite number ('1.2.3', '1e999')."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if math.isinf(value) or math.isnan(value):
+        return None
+    return int(value) if key in _INTS else value
+
+
+def _check_size(text, what):
+    if len(text) > MAX_INPUT_CHARS:
+        raise BenchError('the %s is %d characters long, over the %d read (MAX_INPUT_CHARS)' % (what, len(text), MAX_INPUT_CHARS))
 
 
 def parse_stdout(text):
-    """Cases (dicts) from bench_one_batch_server's printed blocks; a new block starts at "batch size:"."""
+    """Cases (dicts) from bench_one_batch_server's printed blocks; a new block starts at "batch size:".
+
+    Lines that are not ``<field>: <number> [unit]`` are ignored, so is a field whose value is no finite number.
+    Raises BenchError for a text over MAX_INPUT_CHARS.
+    """
+    text = text or ''
+    _check_size(text, 'benchmark output')
     cases = []
-    for line in (text or '').splitlines():
-        match = _LINE.match(line)
+    for line in text.splitlines():
+        match = _LINE.match(line.strip())
         if not match:
             continue
         key = _KEYS[match.group(1)]
+        value = _number(key, match.group(2))
+        if value is None:
+            continue
         if key == 'batch_size' or not cases:
             cases.append({})
-        cases[-1][key] = _number(key, match.group(2))
+        cases[-1][key] = value
     return cases
 
 
 def parse_result_jsonl(text):
-    """Cases (dicts) from the --result-filename file: one JSON object per line; other lines are errors."""
+    """Cases (dicts) from the --result-filename file: one JSON object per line; other lines are errors (BenchError),
+    as is a text over MAX_INPUT_CHARS."""
+    text = text or ''
+    _check_size(text, 'result file')
     cases = []
-    for number, line in enumerate((text or '').splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
             continue
         try:
             case = json.loads(line)
+        except RecursionError:
+            raise BenchError('line %d of the result file nests too deeply to be read' % number)
         except ValueError as exc:
             raise BenchError('line %d of the result file is not JSON: %s' % (number, exc))
         if not isinstance(case, dict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -367,3 +368,64 @@ def test_recorded_tree_runs_with_the_gloo_id_exchange():
     assert [(r['name'], r['env'], r['rc']) for r in runs] == [('nccl_algo_tree', {'NCCL_ALGO': 'Tree'}, 0)]
     parsed = ap.parse_probe_output(runs[0]['stdout'])
     assert parsed['backend'] == 'nccl' and parsed['env']['NCCL_ALGO'] == 'Tree'
+
+
+# --- Hostile output: linear time, bounded size (issue 18) ------------------------------------------------
+#
+# Before: a line '{"allreduce_probe": ' + 100,000 '[' raised RecursionError out of parse_probe_output, and a
+# world_size of 5,000 digits raised ValueError; split_recorded_sweep grew each run's stdout by string +=.
+
+N = 100000
+BOUND_S = 0.1
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def real_graph_output():
+    # The recorded run's result line (its later lines record a hang).
+    return graph_line() + '\n'
+
+
+def test_deeply_nested_line_is_skipped_not_raised():
+    text = '{"allreduce_probe": ' + '[' * N + '\n' + real_graph_output()
+    parsed, seconds = timed(ap.parse_probe_output, text)
+    assert seconds < BOUND_S
+    assert parsed == ap.parse_probe_output(real_graph_output())
+
+
+@pytest.mark.parametrize('line', [' ' * N + 'x', '{' + ' ' * N + 'allreduce_probe', '{"allreduce_probe": 1' + ', "a": 1' * (N // 8) + '}'])
+def test_long_lines_are_linear(line):
+    parsed, seconds = timed(ap.parse_probe_output, line + '\n' + real_graph_output())
+    assert seconds < BOUND_S
+    assert parsed == ap.parse_probe_output(real_graph_output())
+
+
+def test_huge_numbers_are_refused_cleanly():
+    line = graph_line()
+    data = json.loads(line)
+    data['world_size'] = '1' * 5000
+    with pytest.raises(ap.ProbeError, match='world_size'):
+        ap.parse_probe_output(json.dumps(data))
+    data = json.loads(line)
+    data['results'][0]['bytes'] = float('inf')
+    with pytest.raises(ap.ProbeError, match='non-numeric'):
+        ap.parse_probe_output(json.dumps(data))
+
+
+def test_output_over_the_cap_is_refused():
+    with pytest.raises(ap.ProbeError, match='MAX_OUTPUT_CHARS'):
+        ap.parse_probe_output(real_graph_output() + ' ' * ap.MAX_OUTPUT_CHARS)
+
+
+def test_split_recorded_sweep_long_run_is_linear():
+    real = recorded.read(ALLREDUCE, 'sweep_torch_run1.txt')
+    first = ap.split_recorded_sweep(real)[0]
+    body = 'NCCL INFO x\n' * (N // 12)
+    text = '### %s | args\n%s### end %s rc=0 wall_s=1\n' % (first['name'], body * 5, first['name'])
+    runs, seconds = timed(ap.split_recorded_sweep, text)
+    assert seconds < BOUND_S
+    assert runs[0]['stdout'] == body * 5

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import datetime
+import itertools
 import os
+import re
+import time
 
 import pytest
 
@@ -308,3 +311,94 @@ def test_dearmor_gives_the_binary_key():
     assert apt_repo.dearmor(binary) == binary
     with pytest.raises(apt_repo.AptRepoError, match='cannot be decoded'):
         apt_repo.dearmor(b'-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----\n')
+
+
+# --- Hostile input: linear time, numbers bounded, text that is not UTF-8 (issue 18) ------------------------
+#
+# Before the rewrite, parse_relations('a' + 20,000 blanks + 'x') did not finish in 30 s: three bare blank runs
+# stood side by side between the optional parts (cubic; 1,000 blanks took the seconds given in the issue 18
+# table). A Release size or epoch of 5,000 digits, or '²', raised ValueError; a clearsigned message that was not
+# UTF-8 raised UnicodeDecodeError; a field of 30,000 continuation lines was copied once per line.
+
+N = 100000
+BOUND_S = 0.1
+OLD_RELATION = re.compile(
+    r'^(?P<name>[A-Za-z0-9][A-Za-z0-9+.\-]*)(?::(?P<arch>[A-Za-z0-9\-]+))?'
+    r'\s*(?:\(\s*(?P<op><<|<=|=|>=|>>|<|>)\s*(?P<version>[^)\s]+)\s*\))?'
+    r'\s*(?:\[[^\]]*\])?\s*(?:<[^>]*>\s*)*$'
+)
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def test_relation_pattern_answers_as_the_former_one():
+    tokens = [' ', '(', '>=', '1', ')', '[', ']', '<', '>', ':b']
+    for length in range(6):
+        for combination in itertools.product(tokens, repeat=length):
+            text = 'a' + ''.join(combination)
+            old = OLD_RELATION.match(text)
+            new = apt_repo._RELATION.match(text)
+            assert (old and old.groupdict()) == (new and new.groupdict()), repr(text)
+
+
+@pytest.mark.parametrize('relation, parsed', [
+    ('a' + ' ' * N + 'x', None),
+    ('a' + ' ' * N, [[('a', None, None)]]),
+    ('a' + ' ' * N + '(>= 1)' + ' ' * N + '[amd64]' + ' ' * N + '<!nocheck>' + ' ' * N, [[('a', '>=', '1')]]),
+    ('a (>= ' + ' ' * N + 'x', None),
+    ('a ' + '<' * N, None),
+    ('a ' + '<b> ' * (N // 4) + 'x', None),
+    ('a (>= 1' + '.1' * (N // 2) + ')', [[('a', '>=', '1' + '.1' * (N // 2))]]),
+    (' | '.join(['cuda-runtime-13-0 (>= 13.0.2)'] * (N // 30)), [[('cuda-runtime-13-0', '>=', '13.0.2')] * (N // 30)]),
+])
+def test_long_relations_are_linear(relation, parsed):
+    start = time.perf_counter()
+    if parsed is None:
+        with pytest.raises(apt_repo.AptRepoError, match='cannot be read'):
+            apt_repo.parse_relations(relation)
+    else:
+        assert apt_repo.parse_relations(relation) == parsed
+    assert time.perf_counter() - start < BOUND_S
+
+
+def test_packages_with_a_hostile_depends_is_refused_quickly():
+    text = fixture('nvidia-style-Packages').decode().replace('Depends: ', 'Depends: x' + ' ' * N + 'y, ', 1)
+    start = time.perf_counter()
+    index = apt_repo.PackageIndex(text, 'amd64', DRIVERS)
+    with pytest.raises(apt_repo.AptRepoError, match='cannot be read'):
+        apt_repo.resolve_closure(index, 'cuda-toolkit-13-0', '13.0.1-1')
+    assert time.perf_counter() - start < BOUND_S
+
+
+@pytest.mark.parametrize('size', ['1' * 5000, '\u00b2', '\u0663'])
+def test_release_odd_sizes_are_refused_cleanly(size):
+    body = apt_repo.clearsigned_body(fixture('testbed-InRelease'))
+    hostile = body.replace(' 1299 Packages', ' %s Packages' % size)
+    with pytest.raises(apt_repo.AptRepoError, match='is not "<sha256> <size> <name>"'):
+        apt_repo.parse_release(hostile, now=datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc))
+
+
+@pytest.mark.parametrize('epoch', ['1' * 5000, '\u00b2'])
+def test_odd_epochs_are_refused_cleanly(epoch):
+    with pytest.raises(apt_repo.AptRepoError, match='is not a number'):
+        apt_repo.compare_versions('%s:1.0' % epoch, '1.0')
+
+
+def test_clearsigned_message_that_is_not_utf8():
+    data = fixture('testbed-InRelease').replace(b'Acquire-By-Hash: no', b'Acquire-By-Hash: n\xff')
+    with pytest.raises(apt_repo.AptRepoError, match=r'not UTF-8 text \(byte \d+'):
+        apt_repo.clearsigned_body(data)
+    with pytest.raises(apt_repo.AptRepoError, match='not UTF-8'):
+        apt_repo.parse_stanzas(fixture('nvidia-style-Packages') + b'Description: \xff\n')
+    assert apt_repo.parse_stanzas(fixture('nvidia-style-Packages')) == apt_repo.parse_stanzas(fixture('nvidia-style-Packages').decode())
+
+
+def test_long_field_of_continuation_lines_is_linear():
+    text = 'Package: a\nDescription: x\n' + ' .\n' * (N // 3 * 2) + '\n'
+    stanzas, seconds = timed(apt_repo.parse_stanzas, text)
+    assert seconds < BOUND_S
+    assert stanzas[0]['description'] == 'x' + '\n.' * (N // 3 * 2)

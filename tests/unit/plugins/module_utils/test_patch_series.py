@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import py_compile
+import time
 
 import pytest
 
@@ -203,3 +204,60 @@ def test_engine_small_cases():
         ps.parse_patch(b'--- a/p/x\n+++ b/p/x\n@@ -1,2 +1,2 @@\n-a\n+b\n+c\n', 'short')
     with pytest.raises(ps.PatchError, match='no unified diff'):
         ps.parse_patch(b'# only a header\n', 'empty')
+
+
+# --- Hostile patches: bounded, linear, paths that are not UTF-8 (issue 18) ---------------------------------
+#
+# Before: a hunk header with a 5,000-digit line number raised ValueError from int(), and a ---/+++ path that was
+# not UTF-8 raised UnicodeDecodeError; both now are PatchError.
+
+N = 100000
+BOUND_S = 0.1
+
+
+def real_patch():
+    with open(os.path.join(PATCH_DIR, NAMES[0]), 'rb') as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize('header', [b'@@ -' + b'1' * 5000 + b',3 +1,3 @@', b'@@ -' + b'1' * N + b'x', b'@@ -1,3 +1' + b',' * N])
+def test_hostile_hunk_headers_are_refused_quickly(header):
+    data = real_patch()
+    first = data.index(b'\n@@ ') + 1
+    hostile = data[:first] + header + data[data.index(b'\n', first):]
+    start = time.perf_counter()
+    with pytest.raises(ps.PatchError, match='bad hunk header'):
+        ps.parse_patch(hostile, 'hostile')
+    assert time.perf_counter() - start < BOUND_S
+
+
+def test_path_that_is_not_utf8_is_refused_cleanly():
+    data = real_patch()
+    start = data.index(b'\n+++ ') + len(b'\n+++ b/')
+    hostile = data[:start] + b'\xff' + data[start:]
+    with pytest.raises(ps.PatchError, match='not UTF-8'):
+        ps.parse_patch(hostile, 'hostile')
+
+
+def test_text_with_surrogateescaped_bytes_round_trips():
+    data = real_patch()
+    # A context byte that is not UTF-8, as text decoded with surrogateescape: parsed back into the same bytes.
+    text = data.decode('utf-8').replace('\n ', '\n \udcff', 1)
+    files = ps.parse_patch(text, 'text')
+    assert any(b'\xff' in line for line in files[0].hunks[0].old)
+    with pytest.raises(ps.PatchError, match='cannot be encoded'):
+        ps.parse_patch(data.decode('utf-8') + '\ud800', 'lone')
+
+
+def test_patch_over_the_cap_is_refused():
+    with pytest.raises(ps.PatchError, match='MAX_PATCH_BYTES'):
+        ps.parse_patch(real_patch() + b'\n' * ps.MAX_PATCH_BYTES, 'huge')
+
+
+def test_long_lines_parse_in_linear_time():
+    data = real_patch()
+    hostile = b'# ' + b' ' * N + b'\n' + data
+    start = time.perf_counter()
+    files = ps.parse_patch(hostile, 'long header')
+    assert time.perf_counter() - start < BOUND_S
+    assert [f.relpath for f in files] == [f.relpath for f in ps.parse_patch(data, 'real')]

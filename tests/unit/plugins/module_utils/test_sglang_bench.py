@@ -6,6 +6,10 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+import time
+
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench as sb
@@ -79,3 +83,68 @@ def test_judge_refuses_meaningless_limits():
         sb.judge(90, 89.5, 1.0)
     with pytest.raises(ValueError, match='tolerance must be within'):
         sb.judge(90, 89.5, -0.1)
+
+
+# --- Hostile input: linear time, bounded size (issue 18) -------------------------------------------------
+#
+# Before the rewrite 'latency: 1' + 100,000 blanks + 'x' took about 24 s (0.97 s at 20,000): the two blank runs
+# around the optional unit split the blanks every possible way. 'latency: 1.2.3' and 'batch size: 1e999' raised
+# ValueError / OverflowError out of parse_stdout; a result line of 100,000 '[' raised RecursionError.
+
+N = 100000
+BOUND_S = 0.1
+OLD_LINE = re.compile(r'^\s*(batch size|input_len|output_len|latency|input throughput|output throughput|last_ttft|'
+                      r'last generation throughput|acc_length):\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:s|tok/s)?\s*$')
+
+
+def timed(func, *args, **kwargs):
+    start = time.perf_counter()
+    result = func(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def test_line_pattern_answers_as_the_former_one():
+    tokens = ['latency:', ' ', '1', '.', 'e', '-', 's', 'tok/s', 'x', '\t']
+    for length in range(6):
+        for combination in itertools.product(tokens, repeat=length):
+            line = ''.join(combination)
+            old = OLD_LINE.match(line)
+            new = sb._LINE.match(line.strip())
+            assert (old and old.groups()) == (new and new.groups()), repr(line)
+
+
+@pytest.mark.parametrize('line, latency', [
+    ('latency: 1' + ' ' * N + 'x', None),
+    ('latency: ' + '1.' * (N // 2) + 'x', None),
+    ('latency:' + ' ' * N, None),
+    ('output throughput: 1' + ' ' * N + 'tok/s x', None),
+    (' ' * N + 'latency: 1' + ' ' * N + 's' + '\t' * N, 1.0),
+])
+def test_long_lines_are_linear(line, latency):
+    text = fixture('stdout_baseline.txt') + line + '\n'
+    cases, seconds = timed(sb.parse_stdout, text)
+    assert seconds < BOUND_S
+    expected = sb.parse_stdout(fixture('stdout_baseline.txt'))
+    if latency is not None:
+        expected[-1]['latency'] = latency
+    assert cases == expected
+
+
+@pytest.mark.parametrize('line', ['latency: 1.2.3', 'batch size: 1e999', 'output throughput: ' + '9' * 400, 'latency: .'])
+def test_values_that_are_no_finite_number_are_skipped(line):
+    text = fixture('stdout_baseline.txt') + line + '\n'
+    assert sb.parse_stdout(text) == sb.parse_stdout(fixture('stdout_baseline.txt'))
+
+
+def test_deeply_nested_result_line_is_refused_cleanly():
+    text = fixture('result_eagle3.jsonl').rstrip('\n') + '\n' + '[' * N + '\n'
+    start = time.perf_counter()
+    with pytest.raises(sb.BenchError, match='nests too deeply'):
+        sb.parse_result_jsonl(text)
+    assert time.perf_counter() - start < BOUND_S
+
+
+@pytest.mark.parametrize('parser', [sb.parse_stdout, sb.parse_result_jsonl])
+def test_text_over_the_cap_is_refused(parser):
+    with pytest.raises(sb.BenchError, match='MAX_INPUT_CHARS'):
+        parser(' ' * (sb.MAX_INPUT_CHARS + 1))
