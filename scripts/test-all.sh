@@ -121,17 +121,87 @@ ee() {
   return $ok
 }
 
-molecule_all() {
-  local rc=0 s
-  for s in $scenarios; do
-    local t0=$SECONDS
-    echo "--- molecule test -s $s"
-    molecule test -s "$s" || { rc=1; echo "--- molecule scenario $s FAILED"; }
-    echo "--- molecule scenario $s took $((SECONDS - t0))s"
+# Each action of a scenario's test_sequence runs as its own molecule command, timed, so the run
+# shows where the time goes (build/test-logs/molecule-times.tsv: scenario, action, seconds, rc).
+# A failing action skips the rest of the sequence but the scenario is still destroyed.
+scenario_sequence() {
+  python3 - "$1" <<'PY'
+import sys, yaml
+cfg = yaml.safe_load(open("molecule/%s/molecule.yml" % sys.argv[1]))
+seq = (cfg.get("scenario") or {}).get("test_sequence") or [
+    "destroy", "syntax", "create", "prepare", "converge", "idempotence", "verify", "destroy"]
+print(" ".join(seq))
+PY
+}
+molecule_scenario() {
+  local s=$1 rc=0 a t0 seq
+  seq=$(scenario_sequence "$s") || return 1
+  for a in $seq; do
+    if [ $rc -ne 0 ] && [ "$a" != destroy ]; then continue; fi
+    t0=$SECONDS
+    echo "--- molecule $a -s $s"
+    local arc=0
+    molecule "$a" -s "$s" || arc=$?
+    printf '%s\t%s\t%s\t%s\n' "$s" "$a" "$((SECONDS - t0))" "$arc" >>"$log_dir/molecule-times.tsv"
+    echo "--- molecule $a -s $s: rc $arc in $((SECONDS - t0))s"
+    [ $arc -eq 0 ] || rc=$arc
   done
   return $rc
 }
+# The scenarios run in MOLECULE_LANES parallel lanes (default 2: the controller's Ansible and one
+# container's module run mostly take one core at a time, so a 2-core machine runs two scenarios in
+# little more than the time of one). Scenarios share nothing but the read-only mirror, its network and
+# the base images; each writes its own log, build/test-logs/molecule-<scenario>.log. The lanes are
+# filled longest first by the weights below (seconds each scenario took in the last measured run on
+# this 2-core machine; one not listed counts 300), so the lanes end at about the same time.
+declare -A scenario_weight=([service_rollout]=900 [stack_lifecycle]=850 [download_once]=850 [default]=700
+  [real_stack]=600 [faults]=350 [preflight_refusals]=200 [lxc_host]=80)
+lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the other
+  local lane=$1 s t0 rc; shift
+  for s in "$@"; do
+    t0=$SECONDS
+    echo "--- lane $lane: molecule test -s $s (log $log_dir/molecule-$s.log)"
+    if molecule_scenario "$s" >"$log_dir/molecule-$s.log" 2>&1; then rc=0; else rc=1; fi
+    printf '%s\t%s\t%s\n' "$s" "$((SECONDS - t0))" "$rc" >>"$log_dir/molecule-scenarios.tsv"
+    if [ $rc -eq 0 ]; then echo "--- lane $lane: scenario $s passed in $((SECONDS - t0))s"
+    else
+      echo "--- lane $lane: scenario $s FAILED in $((SECONDS - t0))s; the end of its log:"
+      tail -n 150 "$log_dir/molecule-$s.log" | sed "s/^/[$s] /"
+    fi
+  done
+}
+molecule_all() {
+  local lanes=${MOLECULE_LANES:-2} s i best rc=0
+  : >"$log_dir/molecule-times.tsv"; : >"$log_dir/molecule-scenarios.tsv"
+  local -a lane_load lane_list order
+  for ((i = 0; i < lanes; i++)); do lane_load[i]=0; lane_list[i]=""; done
+  order=$(for s in $scenarios; do echo "${scenario_weight[$s]:-300} $s"; done | sort -rn | awk '{print $2}')
+  for s in $order; do
+    best=0
+    for ((i = 1; i < lanes; i++)); do [ "${lane_load[i]}" -lt "${lane_load[best]}" ] && best=$i; done
+    lane_list[best]="${lane_list[best]} $s"
+    lane_load[best]=$(( lane_load[best] + ${scenario_weight[$s]:-300} ))
+  done
+  local -a pids
+  for ((i = 0; i < lanes; i++)); do
+    [ -n "${lane_list[i]}" ] || continue
+    echo "--- lane $i:${lane_list[i]}"
+    # shellcheck disable=SC2086  # the list is words on purpose
+    lane_run "$i" ${lane_list[i]} &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i"; done
+  local name secs src
+  while IFS=$'\t' read -r name secs src; do
+    scenario_times+=("$name ${secs}s$([ "$src" = 0 ] || echo ' FAILED')")
+    [ "$src" = 0 ] || rc=1
+  done <"$log_dir/molecule-scenarios.tsv"
+  [ "$(wc -l <"$log_dir/molecule-scenarios.tsv")" -eq "$(echo "$scenarios" | wc -w)" ] || { echo "--- a lane did not report every scenario"; rc=1; }
+  return "$rc"
+}
 
+run_start=$(date +%s)
+scenario_times=()
 mkdir -p build
 echo "=== setup"
 setup_start=$(date +%s)
@@ -162,5 +232,11 @@ fi
 echo
 echo "=== summary"
 printf '%s\n' "${results[@]}"
+if [ ${#scenario_times[@]} -gt 0 ]; then
+  echo "--- molecule scenarios"; printf '  %s\n' "${scenario_times[@]}"
+  echo "--- molecule actions (scenario action seconds rc; $log_dir/molecule-times.tsv)"
+  sed 's/^/  /' "$log_dir/molecule-times.tsv"
+fi
+echo "total $(( $(date +%s) - run_start ))s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
