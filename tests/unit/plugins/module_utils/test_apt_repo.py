@@ -395,6 +395,13 @@ def test_clearsigned_message_that_is_not_utf8():
     with pytest.raises(apt_repo.AptRepoError, match='not UTF-8'):
         apt_repo.parse_stanzas(fixture('nvidia-style-Packages') + b'Description: \xff\n')
     assert apt_repo.parse_stanzas(fixture('nvidia-style-Packages')) == apt_repo.parse_stanzas(fixture('nvidia-style-Packages').decode())
+    # parse_release and PackageIndex take the bytes as read, so a caller needs no decode() that could raise.
+    body = apt_repo.clearsigned_body(fixture('testbed-InRelease'))
+    now = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
+    assert apt_repo.parse_release(body.encode('utf-8'), now=now) == apt_repo.parse_release(body, now=now)
+    with pytest.raises(apt_repo.AptRepoError, match='not UTF-8'):
+        apt_repo.parse_release(body.encode('utf-8').replace(b'Origin: ', b'Origin: \xff'), now=now)
+    assert apt_repo.PackageIndex(fixture('nvidia-style-Packages'), 'amd64', DRIVERS).versions == nvidia_index().versions
 
 
 def test_long_field_of_continuation_lines_is_linear():
