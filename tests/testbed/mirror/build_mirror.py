@@ -772,6 +772,8 @@ def compile_job(job: dict, nvcc: Path, nvcc_id: str, work: Path, stamps: Stamps)
         # as a FILE symbol; dropping the static symbol table makes the output reproducible.
         run(["strip", "--strip-unneeded", tmp.name], cwd=bdir)
         targets = check_fatbin(tmp, job["codes"]) if job["codes"] else []
+        if job.get("host_only") and _elf_section(tmp.read_bytes(), ".nv_fatbin") is not None:
+            raise BuildError(f"{job['name']}: a host-code-only library must have no .nv_fatbin section")
     out.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, out)
     shutil.rmtree(bdir)
@@ -929,15 +931,15 @@ Stands in for the PyTorch nightly wheel `torchvision-{v}-cpXY-cpXY-{TORCHVISION[
             for t in TORCHVISION["pytags"]]
 
 
-def build_real_layout_sgl_kernel(so: dict, out_dir: Path, no_sm120: bool) -> tuple:
-    """sgl-kernel 0.3.21+cu130 stand-in with the file names and per-file targets of the PyPI 0.3.21 wheel."""
+def build_real_layout_sgl_kernel(so: dict, out_dir: Path, no_sm120: bool, pypi_wheel: Path) -> tuple:
+    """sgl-kernel 0.3.21+cu130 stand-in: the PyPI 0.3.21 wheel's Python files and file names, its per-file targets."""
     rs = real_stack.SGL_REAL
     v = rs["version"]
     wheel_file = f"sgl_kernel-{v}-{rs['tag']}.whl"
     url = SGL_KERNEL["release_url"] + quote(wheel_file)
-    files = _pkg_files(STANDINS / "sgl_kernel", {
-        "VERSION": v, "PUBLIC_VERSION": SGL_KERNEL["public_version"], "WHEEL_GLOB": wheel_file,
-        "BUILT_AGAINST_TORCH": rs["built_against_torch"], "CUDA_TARGETS": real_stack.SGL_SETS["common"]})
+    files = real_stack.sgl_kernel_python_files(pypi_wheel)
+    files.update(_pkg_files(STANDINS / "sgl_kernel_real_layout", {
+        "VERSION": v, "BUILT_AGAINST_TORCH": rs["built_against_torch"]}))
     so_files, targets = real_stack.sgl_kernel_files(so, no_sm120=no_sm120)
     files.update(so_files)
     variant = (" This variant's sgl_kernel/sm100/common_ops.abi3.so carries NO SM120 code (a wrong build for verify's "
@@ -950,14 +952,16 @@ def build_real_layout_sgl_kernel(so: dict, out_dir: Path, no_sm120: bool) -> tup
 
 Stands in for `{wheel_file}` ({url}). **This is not sgl-kernel.**{variant}
 
-The shared libraries have the names of the PyPI sgl-kernel 0.3.21 wheel (the CUDA 12 build of the same
-CMake) and, per file, the architectures a fatbin scan of that wheel shows; each is a real nvcc 13.0.88 build:
+The Python files are the real ones of the PyPI sgl-kernel 0.3.21 wheel (`{pypi_wheel.name}`, Apache-2.0:
+`sgl_kernel/`, `deep_gemm/`, `flash_attn_origin/`, `triton_kernels/`), except `sgl_kernel/load_utils.py`, the
+stand-in's loader. The shared libraries have the names of that wheel (the CUDA 12 build of the same CMake) and, per
+file, the architectures a fatbin scan of it shows; each is a real nvcc 13.0.88 build without torch operators:
 
 {listing}
 
-`import sgl_kernel` imports torch and raises `ImportError: ...: undefined symbol: ...` unless `torch.__version__`
-is `{rs['built_against_torch']}` (the real torch 2.11.0 cu130). The libraries are never loaded.
-Requires-Dist: none, like the real wheel.
+`import sgl_kernel` runs the real `__init__.py`; the loader raises `ImportError: ...common_ops.abi3.so: undefined
+symbol: ...` unless `torch.__version__` is `{rs['built_against_torch']}` (the real torch 2.11.0 cu130), and loads no
+library: the operators are not registered (calling one fails). Requires-Dist: none, like the real wheel.
 """
     meta = _metadata("sgl-kernel", v, summary, body, SGL_KERNEL["requires_python"], [],
                      ["Programming Language :: Python :: 3", "Environment :: GPU :: NVIDIA CUDA"],
@@ -1224,8 +1228,9 @@ def main(argv: list | None = None) -> int:
     tv_wheels = build_torchvision(so, wdir)
     rs_sgl = rs_sgl_bad = rs_fi = None
     if rs_doc is not None:
-        rs_sgl = build_real_layout_sgl_kernel(so, wdir, no_sm120=False)
-        rs_sgl_bad = build_real_layout_sgl_kernel(so, wdir, no_sm120=True)
+        pypi_sgl = rs_files[rs_doc["wrong_build"]["file"]]
+        rs_sgl = build_real_layout_sgl_kernel(so, wdir, no_sm120=False, pypi_wheel=pypi_sgl)
+        rs_sgl_bad = build_real_layout_sgl_kernel(so, wdir, no_sm120=True, pypi_wheel=pypi_sgl)
         rs_fi = build_real_layout_fi_jit(so, wdir)
     keep = {p for p in [*torch_wheels, *tv_wheels, *sgl_wheels, fi_jit, fi_cubin]}
     keep |= {w for w, _t in filter(None, [rs_sgl, rs_sgl_bad, rs_fi])}

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -324,7 +325,10 @@ def cuda_jobs() -> list:
                "args": [*gencode_args(codes), "--compress-mode=size"] if codes else [],
                "defines": {"STANDIN_WHAT": what}}
         if not codes:
+            # Host code only, like the real deep_gemm_cpp.abi3.so (no .nv_fatbin section): compiled as C++.
             job["defines"]["STANDIN_HOST_ONLY"] = "1"
+            job["args"] = ["-x", "c++", "-cudart", "none"]
+            job["host_only"] = True
         jobs.append(job)
     # sm90/common_ops is built with fast math in the real wheel
     jobs.append({"name": "rs_sgl_common_fastmath", "src": "real_layout_kernel.cu", "codes": SGL_SETS["common"],
@@ -334,6 +338,19 @@ def cuda_jobs() -> list:
         jobs.append({"name": f"rs_fi_{name}", "src": "real_layout_kernel.cu", "codes": codes, "args": gencode_args(codes),
                      "defines": {"STANDIN_WHAT": f"flashinfer-jit-cache 0.6.4+cu130 modules with the targets {' '.join(codes)}"}})
     return jobs
+
+
+def sgl_kernel_python_files(pypi_wheel: Path) -> dict:
+    """The Python files of the PyPI sgl-kernel 0.3.21 wheel: {archive path: (bytes, mode)}."""
+    files = {}
+    with zipfile.ZipFile(pypi_wheel) as zf:
+        for name in zf.namelist():
+            top = name.split("/", 1)[0]
+            if name.endswith(".py") and top in ("sgl_kernel", "deep_gemm", "flash_attn_origin", "triton_kernels"):
+                files[name] = (zf.read(name), 0o644)
+    if "sgl_kernel/__init__.py" not in files:
+        raise RealStackError(f"{pypi_wheel}: no sgl_kernel/__init__.py")
+    return files
 
 
 def sgl_kernel_files(so: dict, no_sm120: bool = False) -> dict:

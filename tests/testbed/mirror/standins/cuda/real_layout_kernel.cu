@@ -4,7 +4,9 @@
 // NOT upstream code. build_mirror.py compiles it once per architecture set of the real file it stands in
 // for (STANDIN_WHAT names that file) and checks the fatbin holds exactly that set.
 #include <cstdint>
+#ifndef STANDIN_HOST_ONLY
 #include <cuda_runtime.h>
+#endif
 
 extern "C" __attribute__((visibility("default"), used))
 const char standin_notice[] = "TEST STAND-IN for " STANDIN_WHAT "; not the upstream library (sglang-stack test bed)";
