@@ -75,6 +75,9 @@ fi
 out=${2:?usage: $0 run OUTDIR [DIR]}
 dir=${3:-.whl-ep}
 mkdir -p "$out"
+# ASCII messages from coreutils (find quotes names with typographic quotes in a UTF-8 locale, which the
+# repository's no-smart-quotes check refuses in a recorded fixture).
+export LC_ALL=C.UTF-8 LANGUAGE=C
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 P=${PY:-/opt/torch/.venv/bin/python3}
 SITE=/tmp/ep-site PINSITE=/tmp/ep-pin TOOLS=/tmp/ep-tools U=sglang-ep

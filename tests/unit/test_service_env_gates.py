@@ -23,8 +23,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
-import textwrap
 import zipfile
 
 import pytest
