@@ -295,12 +295,13 @@ def fetch(module, key, record_path):
                 raise
             shutil.copyfile(os.path.join(dest, 'Release'), body)
         with open(body, 'rb') as handle:
-            release_text = handle.read().decode('utf-8')
+            release_data = handle.read()
     finally:
         if os.path.exists(body):
             os.unlink(body)
     try:
-        release = apt_repo.parse_release(release_text)
+        # bytes: parse_release decodes them and refuses text that is not UTF-8 with AptRepoError
+        release = apt_repo.parse_release(release_data)
     except apt_repo.AptRepoError as exc:
         raise FetchError('%s: %s' % (url + ('InRelease' if signed else 'Release'), exc))
     indexes = apt_repo.packages_entries(release)
@@ -328,7 +329,7 @@ def fetch(module, key, record_path):
     if text is None:
         raise FetchError('%s: no package index in a format this module reads (%s)' % (url, ', '.join(n for n, dummy, dummy2 in indexes)))
     try:
-        index = apt_repo.PackageIndex(text.decode('utf-8'), params['architecture'], params['exclude'])
+        index = apt_repo.PackageIndex(text, params['architecture'], params['exclude'])  # bytes, decoded there
         closure = apt_repo.resolve_closure(index, params['package'], params['version'])
     except apt_repo.AptRepoError as exc:
         raise FetchError('%s: %s' % (url + indexes[0][0], exc))

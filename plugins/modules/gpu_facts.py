@@ -238,6 +238,14 @@ kernel_module:
       description: The first line of the file.
       type: str
       sample: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build"
+    problem:
+      description:
+        - V(null), or why the file's content was not parsed - it is longer than 64 KiB (the real file is two lines,
+          under 300 characters); then RV(kernel_module.version), RV(kernel_module.flavour), RV(kernel_module.arch) and
+          RV(kernel_module.gcc) are V(null), RV(kernel_module.present) is V(true) and RV(kernel_module.raw) holds its
+          first line (at most 200 characters).
+      type: str
+      sample: null
 nvidia_smi:
   description: How the nvidia-smi runs went.
   returned: always

@@ -141,11 +141,14 @@ EXAMPLES = r"""
 
 RETURN = r"""
 kernel_module:
-  description: The loaded NVIDIA kernel module, from O(driver_version_path).
+  description:
+    - The loaded NVIDIA kernel module, from O(driver_version_path), as M(gpuops.sglang_stack.gpu_facts) returns it.
+    - C(problem) is V(null), or why the file was not parsed (longer than 64 KiB; the real file is two lines); the host
+      problem V(unknown_kernel_module) then quotes it.
   returned: always
   type: dict
   sample: {present: true, version: "580.159.04", flavour: open, arch: x86_64, gcc: "gcc version 15.3.0 (GCC)",
-           raw: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)"}
+           raw: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)", problem: null}
 majors:
   description: The majors read from O(proc_devices_path); V(null) for a name it does not list.
   returned: always
@@ -299,8 +302,13 @@ def main():
         except lxc_gpu.LxcGpuError as exc:
             module.fail_json(msg='container %s: %s' % (name, exc))
         block = lxc_gpu.render_block(container['flavour'], majors, nodes) if host_ok else []
-        text = host_probe.read_text(path)
-        config = lxc_gpu.analyse_config(text, marker_lines[0], marker_lines[1], block, majors, container['flavour'], known_majors)
+        # Up to 4 bytes per character: a file cut at this limit always decodes to more than MAX_CONFIG_CHARS characters,
+        # so analyse_config refuses it instead of reading its first part as if it were the whole file.
+        text = host_probe.read_text(path, limit=4 * lxc_gpu.MAX_CONFIG_CHARS)
+        try:
+            config = lxc_gpu.analyse_config(text, marker_lines[0], marker_lines[1], block, majors, container['flavour'], known_majors)
+        except lxc_gpu.LxcGpuError as exc:
+            module.fail_json(msg='container %s: %s: %s' % (name, path, exc))
         entry = {'name': name, 'flavour': container['flavour'], 'config_path': path, 'block': block, 'config': config,
                  'driver_check': container['driver_check'], 'driver': None, 'driver_match': None}
         if not config['exists']:

@@ -63,7 +63,8 @@ def keys(tmp_path_factory):
         subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False, capture_output=True)
 
 
-def build_repo(root, key_home, inrelease=True):
+def build_repo(root, key_home, inrelease=True, label=b'test', description=b''):
+    """label: the Release's Label; description: appended to each Packages Description (both bytes, as served)."""
     root.mkdir(parents=True, exist_ok=True)
     stanzas = []
     for name, (version, depends, data) in sorted(DEBS.items()):
@@ -72,15 +73,16 @@ def build_repo(root, key_home, inrelease=True):
         stanza = 'Package: %s\nVersion: %s\nArchitecture: amd64\n' % (name, version)
         if depends:
             stanza += 'Depends: %s\n' % depends
-        stanzas.append(stanza + 'Filename: %s\nSize: %d\nSHA256: %s\nDescription: %s\n' % (filename, len(data), sha256(data), name))
-    packages = '\n'.join(stanzas).encode()
+        stanza += 'Filename: %s\nSize: %d\nSHA256: %s\nDescription: %s' % (filename, len(data), sha256(data), name)
+        stanzas.append(stanza.encode() + description + b'\n')
+    packages = b'\n'.join(stanzas)
     (root / 'Packages').write_bytes(packages)
     (root / 'Packages.gz').write_bytes(gzip.compress(packages, mtime=0))
-    release = 'Origin: test\nLabel: test\nSHA256:\n'
+    release = b'Origin: test\nLabel: ' + label + b'\nSHA256:\n'
     for name in ('Packages', 'Packages.gz'):
         data = (root / name).read_bytes()
-        release += ' %s %16d %s\n' % (sha256(data), len(data), name)
-    (root / 'Release').write_text(release)
+        release += (' %s %16d %s\n' % (sha256(data), len(data), name)).encode()
+    (root / 'Release').write_bytes(release)
     if inrelease:
         gpg(key_home, '--clearsign', '--digest-algo', 'SHA256', '--output', str(root / 'InRelease'), str(root / 'Release'))
     gpg(key_home, '--armor', '--detach-sign', '--digest-algo', 'SHA256', '--output', str(root / 'Release.gpg'), str(root / 'Release'))
@@ -229,3 +231,40 @@ def test_a_repository_without_the_path_is_named(capsys, tmp_path, server, keys):
     failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
     assert failed
     assert result['msg'].startswith('%sRelease: not fetched (HTTP 404' % server['url'])
+
+
+def test_a_signed_release_that_is_not_utf8_is_refused(capsys, tmp_path, server, keys):
+    """Signed by the right key, but a Latin-1 byte in Label: a refusal naming the file and the byte, not a traceback."""
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], label=b'Caf\xe9')
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    offset = len(b'Origin: test\nLabel: Caf')
+    assert result['msg'].startswith("%sInRelease: the deb822 text is not UTF-8 text (byte %d: b'\\xe9')" % (server['url'], offset)), result['msg']
+    assert 'Traceback' not in result['msg'] and 'exception' not in result
+    assert not (tmp_path / 'cache' / 'fetch.json').exists()
+
+
+def test_a_release_without_inrelease_that_is_not_utf8_is_refused(capsys, tmp_path, server, keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], inrelease=False, label=b'\xff')
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache', keyring=str(keys['repo']['binary'])))
+    assert failed
+    offset = len(b'Origin: test\nLabel: ')
+    assert result['msg'].startswith("%sRelease: the deb822 text is not UTF-8 text (byte %d: b'\\xff')" % (server['url'], offset)), result['msg']
+
+
+def test_a_signed_packages_index_that_is_not_utf8_is_refused(capsys, tmp_path, server, keys):
+    """The index matches the signed Release (its sha256 is the one signed) but holds a byte that is not UTF-8."""
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], description=b' \x80')
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sPackages: the deb822 text is not UTF-8 text (byte ' % server['url']), result['msg']
+    assert "b'\\x80')" in result['msg']
+    assert not (tmp_path / 'cache' / 'fetch.json').exists()
+
+
+def test_utf8_beyond_ascii_is_read(capsys, tmp_path, server, keys):
+    """UTF-8 that is not ASCII (a maintainer's name) is text like any other."""
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], label='Café'.encode(), description=' – é'.encode())
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert not failed, result['msg']
+    assert [p['package'] for p in result['packages']] == ['cuda-toolkit-13-0', 'cuda-compiler-13-0', 'cuda-toolkit-config-common']

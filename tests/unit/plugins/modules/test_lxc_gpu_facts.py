@@ -14,6 +14,7 @@ import pytest
 
 from ansible.module_utils import basic
 
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe, lxc_gpu
 from ansible_collections.gpuops.sglang_stack.plugins.modules import lxc_gpu_facts
 from ansible_collections.gpuops.sglang_stack.tests.unit.module_runner import run_module
 from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_lxc_gpu import PROC_DEVICES, PROC_VERSION
@@ -85,6 +86,23 @@ def test_host_without_kernel_module(capsys, host):
     assert [p['code'] for p in result['problems']] == ['no_kernel_module']
 
 
+def test_kernel_module_problem_is_returned_and_quoted(capsys, host):
+    """The recorded version file with 70,000 blanks in its first line: kernel_module.problem says why it was not read."""
+    first, rest = PROC_VERSION.split('\n', 1)
+    (host / 'version').write_text(first + ' ' * 70000 + '\n' + rest)
+    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    assert not failed
+    module = result['kernel_module']
+    assert module['present'] is True and module['version'] is None and module['raw'] == first.strip()[:200]
+    assert 'over the %d read (MAX_VERSION_FILE_CHARS)' % host_probe.MAX_VERSION_FILE_CHARS in module['problem']
+    assert [(p['code'], p['container']) for p in result['problems']] == [('unknown_kernel_module', None)]
+    assert module['problem'] in result['problems'][0]['msg']
+    assert result['containers'][0]['block'] == []
+    (host / 'version').write_text(PROC_VERSION)
+    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    assert result['kernel_module']['problem'] is None and result['problems'] == []
+
+
 def test_missing_config(capsys, host):
     os.remove(str(host / 'lxc' / 'gpu-ct-01' / 'config'))
     failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
@@ -117,3 +135,29 @@ def test_exec_without_the_tool(capsys, host, monkeypatch):
     failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'exec'}]))
     assert result['problems'][0]['code'] == 'exec_failed'
     assert 'lxc-attach is not installed' in result['problems'][0]['msg']
+
+
+def test_oversize_config_fails_with_its_path(capsys, host):
+    """A configuration over MAX_CONFIG_CHARS fails the module with a message naming the container and file, no traceback."""
+    config = host / 'lxc' / 'gpu-ct-01' / 'config'
+    config.write_text('lxc.uts.name = gpu-ct-01\n' + '#' * lxc_gpu.MAX_CONFIG_CHARS)
+    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    assert failed
+    assert result['msg'].startswith('container gpu-ct-01: %s: the container configuration is %d characters long, over the %d'
+                                    % (config, lxc_gpu.MAX_CONFIG_CHARS + 25, lxc_gpu.MAX_CONFIG_CHARS))
+    assert 'containers' not in result
+
+
+def test_config_cut_inside_multibyte_characters_is_refused_not_read_in_part(capsys, host):
+    """4-byte characters: the file's first MiB decodes to a quarter as many characters, under the cap; it must not be
+    analysed as if that part were the whole file (the stale rule at its end would go unseen)."""
+    config = host / 'lxc' / 'gpu-ct-01' / 'config'
+    comment = '# ' + '\U0001F600' * lxc_gpu.MAX_CONFIG_CHARS + '\n'
+    config.write_text(comment + 'lxc.cgroup2.devices.allow = c 511:* rwm\n', encoding='utf-8')
+    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
+    assert failed and 'over the %d' % lxc_gpu.MAX_CONFIG_CHARS in result['msg']
+    # The same comment, a quarter as long: read whole, and the stale rule after it is found.
+    config.write_text('# ' + '\U0001F600' * (lxc_gpu.MAX_CONFIG_CHARS // 4) + '\nlxc.cgroup2.devices.allow = c 511:* rwm\n', encoding='utf-8')
+    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
+    assert not failed, result.get('msg')
+    assert [e['kind'] for e in result['containers'][0]['config']['foreign_entries']] == ['stale']
