@@ -142,11 +142,20 @@ def _archs(sass, ptx):
 
 
 def _file_entry(site_packages, rel, required, scan):
+    """One scanned file. entries_truncated and limit_detail come from the fatbin reader: a file cut off at its image
+    (or search) limit is ``unreadable`` with error None unless what was read holds SASS for the GPU, and limit_detail
+    says why; sass and ptx then hold only what was read."""
     result = scan(os.path.join(site_packages, rel))
     verdict = fatbin.arch_verdict(result, required)
     return {'path': rel, 'verdict': verdict, 'sass': list(result['sass']), 'ptx': list(result['ptx']),
             'error': result['error'], 'error_detail': result['error_detail'],
+            'entries_truncated': bool(result.get('entries_truncated')), 'limit_detail': result.get('limit_detail'),
             'matching': fatbin.matching_targets(result, required)}
+
+
+def _cut_off(entry):
+    """Unreadable only because the reader stopped at a limit (no read error)."""
+    return entry['verdict'] == fatbin.VERDICT_UNREADABLE and entry['entries_truncated'] and entry['error'] not in fatbin.UNREADABLE_ERRORS
 
 
 def _report_summary(entries):
@@ -156,6 +165,9 @@ def _report_summary(entries):
     no_code = []
     unreadable = []
     for entry in entries:
+        if _cut_off(entry):  # before no_fatbin: an embedded search stopped at its limit did not find "no code"
+            unreadable.append(entry['path'])
+            continue
         if entry['error'] == fatbin.ERR_NO_FATBIN or entry['error'] == fatbin.ERR_NOT_ELF:
             no_code.append(entry['path'])
             continue
@@ -219,6 +231,9 @@ def _report_text(summary, arch):
 
 
 def _required_failure(entry, arch):
+    if _cut_off(entry):
+        read = _archs(entry['sass'], entry['ptx'])
+        return '%s unreadable (%s; no %s SASS in what was read: %s)' % (entry['path'], entry['limit_detail'], arch, read)
     if entry['verdict'] == fatbin.VERDICT_UNREADABLE:
         return '%s unreadable (%s: %s)' % (entry['path'], entry['error'], entry['error_detail'])
     return '%s has no %s code (%s)' % (entry['path'], arch, _archs(entry['sass'], entry['ptx']))

@@ -142,8 +142,13 @@ packages:
       description: As RV(layers[].detail).
       type: str
     required:
-      description: Per required file - path (relative to site-packages), verdict (V(sass), V(ptx_jit), V(missing),
-        V(unreadable)), sass, ptx, error, error_detail, matching.
+      description:
+        - Per required file - path (relative to site-packages), verdict (V(sass), V(ptx_jit), V(missing),
+          V(unreadable)), sass, ptx, error, error_detail, entries_truncated, limit_detail, matching.
+        - C(entries_truncated) is true when the fatbin reader stopped at its limit (more than 65,536 images, or 400,000
+          entry headers searched); C(limit_detail) says which, C(sass) and C(ptx) hold what was read, and such a file
+          is V(unreadable) unless what was read holds SASS for the GPU (its C(error) is V(null), or V(no_fatbin) when
+          the search for embedded fatbins stopped).
       type: list
       elements: dict
     unmatched:
@@ -152,7 +157,8 @@ packages:
       elements: str
     reported:
       description: The reported files - files (count), serving (how many carry code for the GPU), no_device_code,
-        unreadable (paths), groups (per architecture set - sass, ptx, serves, files).
+        no_device_code_count, unreadable (paths, with those cut off at the reader's limit), groups (per architecture set -
+        sass, ptx, serves, count, examples).
       type: dict
 msg:
   description: A one-line summary.

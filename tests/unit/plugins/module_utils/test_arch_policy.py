@@ -16,6 +16,7 @@ Two kinds of real data:
 from __future__ import annotations
 
 import copy
+import functools
 import gzip
 import os
 import shutil
@@ -24,6 +25,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import arch_policy, fatbin
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_fatbin import overlapping_candidates
 
 HERE = os.path.dirname(__file__)
 FIXTURES = os.path.join(HERE, '..', '..', 'fixtures')
@@ -328,3 +330,51 @@ def test_real_libraries_scanned(tmp_path):
     kernel, jit = result['packages']
     assert 'FAILED: sgl_kernel/sm100/common_ops.abi3.so has no sm_120 code (sm_100)' in kernel['detail']
     assert jit['verdict'] == 'unreadable' and 'flashinfer_jit_cache/jit_cache/norm/norm.so unreadable (not_elf' in jit['detail']
+
+
+def test_a_file_cut_off_at_the_image_limit_names_the_limit(tmp_path):
+    """Real nvcc 13.0 library libk_multi_zstd.so: 9 images, sm_90 sm_90a sm_100a first, sm_120f fourth. Read with a
+    limit of 3 images it is unreadable for SM120 because of the limit (error None), and the verify detail says so;
+    with 4 the sm_120f cubin is read and it passes though cut off; read whole it is not cut off."""
+    crafted = tmp_path / 'crafted.so'
+    crafted.write_bytes(overlapping_candidates(400))
+    files = {
+        'sgl_kernel/sm100/common_ops.abi3.so': os.path.join(FATBIN, 'libk_multi_zstd.so'),
+        'sgl_kernel/flash_ops.abi3.so': os.path.join(FATBIN, 'libk_multi_zstd.so'),
+        'sgl_kernel/sm90/common_ops.abi3.so': os.path.join(FATBIN, 'libk_sm90.so'),
+        'deep_gemm/deep_gemm_cpp.abi3.so': str(crafted),
+    }
+    site = real_tree(tmp_path / 'site', files)
+    packages = [policy_of('sgl-kernel')]
+
+    cut = arch_policy.judge(packages, site, 'sm_120', scan=functools.partial(fatbin.scan_file, max_entries=3, max_search_nodes=100))
+    kernel = cut['packages'][0]
+    assert kernel['verdict'] == 'unreadable' and not kernel['ok'] and cut['failed'] == ['sgl-kernel']
+    required = kernel['required'][0]
+    assert (required['verdict'], required['error'], required['entries_truncated']) == ('unreadable', None, True)
+    assert required['limit_detail'] == 'more than 3 images: stopped reading after 3'
+    assert required['sass'] == ['sm_90', 'sm_90a', 'sm_100a']
+    assert ('FAILED: sgl_kernel/sm100/common_ops.abi3.so unreadable (more than 3 images: stopped reading after 3; '
+            'no sm_120 SASS in what was read: sm_90 sm_90a sm_100a)') in kernel['detail']
+    assert 'None' not in kernel['detail']
+    # Reported files cut off are unreadable, not a group of what was read nor "without device code" (the embedded
+    # search of the crafted file stopped at its node limit before it could tell).
+    reported = kernel['reported']
+    assert sorted(reported['unreadable']) == ['deep_gemm/deep_gemm_cpp.abi3.so', 'sgl_kernel/flash_ops.abi3.so']
+    assert reported['no_device_code'] == []
+    assert [(g['sass'], g['count']) for g in reported['groups']] == [(['sm_90'], 1)]
+    assert kernel['detail'].endswith('3 reported, 0 with sm_120 SASS or PTX: 1 [sm_90] (sgl_kernel/sm90/common_ops.abi3.so), '
+                                     '2 [unreadable] (sgl_kernel/flash_ops.abi3.so, deep_gemm/deep_gemm_cpp.abi3.so)')
+
+    four = arch_policy.judge(packages, site, 'sm_120', scan=functools.partial(fatbin.scan_file, max_entries=4))
+    required = four['packages'][0]['required'][0]
+    assert four['ok'], four['msg']
+    assert (required['verdict'], required['entries_truncated']) == ('sass', True)
+    assert required['limit_detail'] == 'more than 4 images: stopped reading after 4'
+
+    whole = arch_policy.judge(packages, site, 'sm_120')
+    required = whole['packages'][0]['required'][0]
+    assert whole['ok'], whole['msg']
+    assert (required['verdict'], required['entries_truncated'], required['limit_detail']) == ('sass', False, None)
+    assert whole['packages'][0]['reported']['unreadable'] == []
+    assert whole['packages'][0]['reported']['no_device_code'] == ['deep_gemm/deep_gemm_cpp.abi3.so']
