@@ -72,9 +72,12 @@ importer() {
   if grep -E '^(WARNING|ERROR)' build/importer.log; then echo "galaxy-importer reported the lines above"; return 1; fi
 }
 
+# Downloads (the nvcc and PyPI wheels the mirror serves, the real stack's wheels) are kept on the
+# machine, outside the clone: a second run, from this clone or a fresh one, downloads nothing.
+testbed_cache=${GPUOPS_SGLANG_TESTBED_CACHE:-/var/cache/gpuops-sglang-testbed}
 testbed() {
   tests/testbed/build_base_images.sh &&
-  python3 tests/testbed/mirror/build_mirror.py --out build/mirror &&
+  python3 tests/testbed/mirror/build_mirror.py --out build/mirror --cache "$testbed_cache/mirror-downloads" &&
   tests/testbed/mirror/serve.sh start
 }
 
