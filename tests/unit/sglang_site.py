@@ -20,11 +20,13 @@ from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import FIXTURES
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 FIXTURE = os.path.join(FIXTURES, 'sglang-0.5.9')
 PATCH_DIR = os.path.join(ROOT, 'roles', 'nccl_patches', 'files', 'sglang-0.5.9')
-NAMES = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch',
-         '0003-nccl-log-allreduce-path.patch']
+# The shipped series (0001, custom all-reduce on PCIe, left it: roles/nccl_patches/README.md says why).
+NAMES = ['0002-torch-symm-mem-guard.patch', '0003-nccl-log-allreduce-path.patch']
 DIST = 'sglang/srt/distributed/'
-TARGETS = [DIST + 'device_communicators/custom_all_reduce.py', DIST + 'device_communicators/torch_symm_mem.py',
-           DIST + 'parallel_state.py']
+# The wheel files of the fixture, and the ones the series patches.
+FILES = [DIST + 'device_communicators/custom_all_reduce.py', DIST + 'device_communicators/torch_symm_mem.py',
+         DIST + 'parallel_state.py']
+TARGETS = FILES[1:]
 
 
 def make_site(tmp_path):
@@ -44,6 +46,6 @@ def digest(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def digests(site):
-    """Digests of the three patch targets under ``site``, in TARGETS order."""
-    return [digest(os.path.join(site, target)) for target in TARGETS]
+def digests(site, files=None):
+    """Digests of the patch targets (or ``files``) under ``site``, in TARGETS order."""
+    return [digest(os.path.join(site, target)) for target in (TARGETS if files is None else files)]

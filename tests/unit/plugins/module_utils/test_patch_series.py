@@ -21,7 +21,7 @@ import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import patch_series as ps
 from ansible_collections.gpuops.sglang_stack.tests.unit.sglang_site import (
-    DIST, NAMES, PATCH_DIR, TARGETS, digest, digests, make_site)
+    DIST, FILES, NAMES, PATCH_DIR, TARGETS, digest, digests, make_site)
 
 
 def series():
@@ -34,7 +34,7 @@ def site(tmp_path):
 
 
 def test_fixture_is_the_wheel(site):
-    assert digests(site) == ['33c9b64c22571911569956853a33e6328a142ece2ed50393ef782230563c895e',
+    assert digests(site, FILES) == ['33c9b64c22571911569956853a33e6328a142ece2ed50393ef782230563c895e',
                              '95a6a7703c6d3ccd5a8e106c4a35c2715052acd78d48b0fb58f5a3e24c443e90',
                              'f831d2baa4e3bbfe08f9758f7ee7a10ffa45ec2552142d13761876ee77895fad']
     assert ps.installed_version(site, 'sglang')[0] == '0.5.9'
@@ -67,7 +67,7 @@ def test_parse_skips_header_and_maps_paths():
 
 def test_plan_fresh_all_applicable(site):
     result = ps.plan(site, series(), 'sglang', '0.5.9')
-    assert [p['state'] for p in result['patches']] == ['applicable'] * 3
+    assert [p['state'] for p in result['patches']] == ['applicable'] * len(NAMES)
     assert result['conflicts'] == []
 
 
@@ -89,7 +89,7 @@ def test_apply_then_noop_then_reverse(site):
 
     again = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
     assert again['changed'] is False and again['changed_files'] == []
-    assert [p['state'] for p in again['patches']] == ['applied'] * 3
+    assert [p['state'] for p in again['patches']] == ['applied'] * len(NAMES)
     assert digests(site) == after
 
     back = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', state='absent')
@@ -98,22 +98,21 @@ def test_apply_then_noop_then_reverse(site):
     assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
     none = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', state='absent')
     assert none['changed'] is False
-    assert [p['state'] for p in none['patches']] == ['applicable'] * 3
+    assert [p['state'] for p in none['patches']] == ['applicable'] * 2
 
 
 def test_patched_content(site):
     ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
     with open(os.path.join(site, TARGETS[0])) as handle:
         text = handle.read()
-    assert 'os.environ.get("SGLANG_CUSTOM_AR_ALLOW_PCIE", "0") == "1"' in text
-    assert "more than two PCIe-only GPUs" in text
-    with open(os.path.join(site, TARGETS[1])) as handle:
-        text = handle.read()
     assert '"torch symmetric memory all-reduce disabled: no size table for "' in text
     assert 'self.device_capability not in TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES' in text
-    with open(os.path.join(site, TARGETS[2])) as handle:
+    with open(os.path.join(site, TARGETS[1])) as handle:
         text = handle.read()
-    assert '[AR] group %s rank %d/%d: all-reduce path %s; NCCL env: %s' in text
+    assert '"[AR] group %s rank %d/%d: decode all-reduce path: %s (%s); "' in text
+    assert 'def gpuops_allreduce_path(' in text
+    # custom_all_reduce.py is no longer touched: the series leaves both gates of 0.5.9 as they are.
+    assert digest(os.path.join(site, FILES[0])) == '33c9b64c22571911569956853a33e6328a142ece2ed50393ef782230563c895e'
 
 
 def test_patched_modules_compile(site, tmp_path):
@@ -124,7 +123,7 @@ def test_patched_modules_compile(site, tmp_path):
 
 def test_conflict_is_all_or_none(site):
     before = digests(site)
-    target = os.path.join(site, TARGETS[2])
+    target = os.path.join(site, TARGETS[1])
     with open(target, 'rb') as handle:
         data = handle.read()
     data = data.replace(b'        # Create communicator for other hardware backends\n',
@@ -135,11 +134,11 @@ def test_conflict_is_all_or_none(site):
     with pytest.raises(ps.PatchError) as exc:
         ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
     msg = str(exc.value)
-    assert TARGETS[2] in msg and 'sglang 0.5.9' in msg and '0003-nccl-log-allreduce-path.patch' in msg
+    assert TARGETS[1] in msg and 'sglang 0.5.9' in msg and '0003-nccl-log-allreduce-path.patch' in msg
     assert 'line 389' in msg and 'nothing was changed' in msg
-    assert [p['state'] for p in exc.value.patches] == ['applicable', 'applicable', 'conflict']
-    assert exc.value.patches[2]['conflict']['line'] == 389
-    assert digests(site)[:2] == before[:2]
+    assert [p['state'] for p in exc.value.patches] == ['applicable', 'conflict']
+    assert exc.value.patches[1]['conflict']['line'] == 389
+    assert digests(site)[:1] == before[:1]
     assert digest(target) == changed
     assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
 
@@ -164,7 +163,7 @@ def test_not_installed_refused(tmp_path):
 def test_check_mode_writes_nothing(site):
     before = digests(site)
     out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', check_mode=True)
-    assert out['changed'] is True and len(out['changed_files']) == 3
+    assert out['changed'] is True and len(out['changed_files']) == 2
     assert digests(site) == before
     assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
 
@@ -185,9 +184,9 @@ def test_stale_pyc_removed(site):
 def test_partially_applied_series_completes(site):
     ps.apply_series(site, series()[:1], 'site-nccl', 'sglang', '0.5.9')
     result = ps.plan(site, series(), 'sglang', '0.5.9')
-    assert [p['state'] for p in result['patches']] == ['applied', 'applicable', 'applicable']
+    assert [p['state'] for p in result['patches']] == ['applied', 'applicable']
     out = ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
-    assert len(out['changed_files']) == 2
+    assert len(out['changed_files']) == 1
 
 
 def test_engine_small_cases():
