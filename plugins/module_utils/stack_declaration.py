@@ -40,6 +40,7 @@ import re
 # PEP 503 name normalisation ('flashinfer_python' -> 'flashinfer-python'): one rule for declared and installed names.
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import normalize_name
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.arch_policy import POLICY_KEYS, glob_problem
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.apt_sources import normalize_fingerprint
 
 LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
 FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
@@ -67,6 +68,84 @@ MUST_REQUIRE = ('torch', 'flashinfer-jit-cache', 'sgl-kernel')
 # torch 2.M.P ships with torchvision 0.(M+15).P (pytorch/vision's compatibility table; torchvision 0.26.0's
 # METADATA says Requires-Dist: torch (==2.11.0)).
 TORCHVISION_MINOR_OFFSET = {2: 15}
+
+
+_DRIVER_VERSION = re.compile(r'^[0-9]+(\.[0-9]+){1,2}$')
+_KEY_FILE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
+
+
+def driver_key(version):
+    """'580.95.05' -> (580, 95, 5), for comparing driver versions."""
+    return tuple(int(part) for part in str(version).split('.'))
+
+
+def driver_minimum(cuda):
+    """The lowest driver that runs the declared toolkit, and where that figure comes from.
+
+    ``cuda.driver_minimums`` maps each toolkit package version to NVIDIA's minimum Linux driver for it (CUDA
+    Toolkit Release Notes, "CUDA Toolkit and Corresponding Driver Versions"): 13.0 GA (13.0.0-1) needs
+    580.65.06, 13.0 Update 2 (13.0.2-1) 580.95.05. An explicit ``cuda.driver_minimum`` may raise that floor,
+    never lower it; without a table it is the floor. Returns ``(version, source)`` or ``(None, None)``.
+    """
+    table = cuda.get('driver_minimums') or {}
+    explicit = cuda.get('driver_minimum')
+    listed = table.get(str(cuda.get('package_version'))) if isinstance(table, dict) else None
+    if listed and explicit and _DRIVER_VERSION.match(str(explicit)) and _DRIVER_VERSION.match(str(listed)):
+        if driver_key(explicit) > driver_key(listed):
+            return str(explicit), 'cuda.driver_minimum (above the table\'s %s)' % listed
+    if listed:
+        return str(listed), 'cuda.driver_minimums["%s"] (%s)' % (cuda.get('package_version'), cuda.get('driver_minimums_source') or 'declared table')
+    if explicit:
+        return str(explicit), 'cuda.driver_minimum'
+    return None, None
+
+
+def _driver_minimum_problems(cuda):
+    """The toolkit's driver floor comes from the table (or an explicit value above it), never below NVIDIA's figure."""
+    problems = []
+    table = cuda.get('driver_minimums')
+    explicit = cuda.get('driver_minimum')
+    if table is not None and not isinstance(table, dict):
+        return ['cuda.driver_minimums must map toolkit package versions ("13.0.2-1") to driver versions ("580.95.05")']
+    for package_version, driver in sorted((table or {}).items(), key=lambda item: str(item[0])):
+        if not _DRIVER_VERSION.match(str(driver)):
+            problems.append('cuda.driver_minimums["%s"] "%s" is not a driver version (e.g. 580.95.05)' % (package_version, driver))
+    if explicit and not _DRIVER_VERSION.match(str(explicit)):
+        problems.append('cuda.driver_minimum "%s" is not a driver version (e.g. 580.95.05)' % explicit)
+    if problems or not cuda.get('package_version'):
+        return problems
+    listed = (table or {}).get(str(cuda['package_version']))
+    if table and listed is None and not explicit:
+        problems.append('cuda.driver_minimums has no entry for %s=%s: add NVIDIA\'s minimum Linux driver for that release '
+                        '(CUDA Toolkit Release Notes, "CUDA Toolkit and Corresponding Driver Versions"); known: %s'
+                        % (cuda.get('package'), cuda['package_version'], ', '.join('%s -> %s' % item for item in sorted(table.items()))))
+    elif listed is not None and explicit and driver_key(explicit) < driver_key(listed):
+        problems.append('cuda.driver_minimum %s is below %s, NVIDIA\'s minimum driver for %s=%s (cuda.driver_minimums); '
+                        'drop driver_minimum or raise it' % (explicit, listed, cuda.get('package'), cuda['package_version']))
+    elif not table and not explicit:
+        problems.append('cuda.driver_minimums (toolkit package version -> minimum driver) is missing, and no cuda.driver_minimum is given')
+    return problems
+
+
+def _apt_signing_key_problems(cuda):
+    """NVIDIA's repository key per repository directory: a key file name and its OpenPGP fingerprint."""
+    keys = cuda.get('apt_signing_keys')
+    if keys is None:
+        return []
+    if not isinstance(keys, dict):
+        return ['cuda.apt_signing_keys must map repository directories (debian12, ubuntu2404 ...) to {key_file, fingerprint}']
+    problems = []
+    for distro, key in sorted(keys.items(), key=lambda item: str(item[0])):
+        if not isinstance(key, dict):
+            problems.append('cuda.apt_signing_keys.%s must be {key_file, fingerprint}' % distro)
+            continue
+        if normalize_fingerprint(key.get('fingerprint')) is None:
+            problems.append('cuda.apt_signing_keys.%s.fingerprint "%s" is not an OpenPGP fingerprint (40 hex digits for a '
+                            'v4 key, 64 for v6): the key is compared with it before apt trusts it' % (distro, key.get('fingerprint')))
+        if not _KEY_FILE.match(str(key.get('key_file') or '')):
+            problems.append('cuda.apt_signing_keys.%s.key_file "%s" must be a file name in the repository directory '
+                            '(3bf863cc.pub)' % (distro, key.get('key_file')))
+    return problems
 
 
 class StackDeclarationError(ValueError):
@@ -221,9 +300,11 @@ def validate(declaration):
     if cuda_version != SUPPORTED_CUDA and not str(declaration.get('cuda_version_override_reason') or '').strip():
         problems.append('cuda.version %s is refused. %s To use another version anyway, set cuda_version_override_reason '
                         'to the reason (it is recorded in the bill of materials).' % (cuda_version, WHY_CUDA_13_0))
-    for key in ('package', 'package_version', 'driver_minimum'):
+    for key in ('package', 'package_version'):
         if not cuda.get(key):
             problems.append('cuda.%s is missing' % key)
+    problems.extend(_driver_minimum_problems(cuda))
+    problems.extend(_apt_signing_key_problems(cuda))
     if cuda.get('package') and cuda_version and cuda['package'] != 'cuda-toolkit-%s' % cuda_version.replace('.', '-'):
         problems.append('cuda.package "%s" does not match cuda.version %s (expected cuda-toolkit-%s; never the "cuda" or '
                         '"cuda-drivers" metapackages, they pull a driver into the container)'
@@ -419,6 +500,11 @@ def resolve(declaration, mirror_url=None):
     resolved['cuda_tag'] = cuda_tag(resolved['cuda']['version'])
     resolved['mirror_url'] = mirror
     resolved['cuda']['apt_repo_base_url'] = base(resolved['cuda'].get('upstream', 'nvidia_cuda'))
+    resolved['cuda']['apt_repo_upstream_url'] = str(resolved['upstreams'][resolved['cuda'].get('upstream', 'nvidia_cuda')]['url']).rstrip('/')
+    resolved['cuda']['driver_minimum'], resolved['cuda']['driver_minimum_from'] = driver_minimum(resolved['cuda'])
+    resolved['cuda']['apt_signing_keys'] = dict(
+        (distro, dict(key, fingerprint=normalize_fingerprint(key['fingerprint'])))
+        for distro, key in (resolved['cuda'].get('apt_signing_keys') or {}).items())
     flat = []
     order = 0
     disk_mb = int(resolved['cuda'].get('disk_mb') or 0)

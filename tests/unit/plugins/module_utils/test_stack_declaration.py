@@ -422,3 +422,114 @@ def test_example_inventory_declares_the_shipped_stack(decl):
     with open(EXAMPLE) as handle:
         example = yaml.safe_load(handle)
     assert example['stack_declaration_layers'] == decl['layers']
+
+
+# --- Driver floor from the declared toolkit release (issue 16 item 4) and the CUDA apt key (issue 18) ---
+
+PROFILES = os.path.join(HERE, '..', '..', '..', '..', 'molecule', 'resources', 'gpu_standin', 'profiles')
+
+
+def standin_profile(name):
+    import json
+    with open(os.path.join(PROFILES, name, 'profile.json')) as handle:
+        return json.load(handle)
+
+
+def driver_gate(driver, cuda_driver, resolved):
+    """The two preflight driver gates (roles/preflight/tasks/main.yml), with Ansible's own version test."""
+    from ansible.plugins.test.core import version_compare
+    return (version_compare(driver, resolved['cuda']['driver_minimum'], '>=')
+            and (cuda_driver is None or version_compare(cuda_driver, resolved['cuda']['version'], '>=')))
+
+
+def test_driver_floor_is_the_table_entry_of_the_declared_release(decl):
+    resolved = sd.resolve(decl)
+    assert decl['cuda']['package_version'] == '13.0.2-1'
+    assert resolved['cuda']['driver_minimum'] == '580.95.05'
+    assert 'Release Notes' in resolved['cuda']['driver_minimum_from'] and '13.0.2-1' in resolved['cuda']['driver_minimum_from']
+    ga = copy.deepcopy(decl)
+    ga['cuda']['package_version'] = '13.0.0-1'
+    assert sd.resolve(ga)['cuda']['driver_minimum'] == '580.65.06'
+
+
+@pytest.mark.parametrize('profile', ['h200-x1', 'rtx-pro-6000-x8'])
+def test_standin_profiles_pass_the_driver_gates(decl, profile):
+    data = standin_profile(profile)
+    assert driver_gate(data['driver_version'], data['cuda_version'], sd.resolve(decl))
+
+
+def test_rtx_profile_driver_is_exactly_the_floor(decl):
+    assert standin_profile('rtx-pro-6000-x8')['driver_version'] == sd.resolve(decl)['cuda']['driver_minimum']
+
+
+def test_590_branch_driver_reporting_cuda_13_1_passes(decl):
+    from ansible_collections.gpuops.sglang_stack.plugins.module_utils.nvidia_smi import parse_table
+    with open(os.path.join(PROFILES, 'rtx-pro-6000-x8', 'nvidia-smi.txt')) as handle:
+        real = handle.read()
+    # The real RTX PRO 6000 table with the header a 590 driver prints (13.1's minimum driver, 590.44.01).
+    header = '| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |'
+    assert header in real
+    table = parse_table(real.replace(header, header.replace('580.95.05', '590.44.01').replace('13.0 ', '13.1 ')))
+    assert (table['driver_version'], table['cuda_version']) == ('590.44.01', '13.1')
+    assert driver_gate(table['driver_version'], table['cuda_version'], sd.resolve(decl))
+
+
+@pytest.mark.parametrize('driver, cuda_driver', [('580.82.07', '13.0'), ('580.65.06', '13.0'), ('575.57.08', '12.9'), ('590.44.01', '12.9')])
+def test_drivers_below_the_floor_or_cuda_fail(decl, driver, cuda_driver):
+    assert not driver_gate(driver, cuda_driver, sd.resolve(decl))
+
+
+def test_release_missing_from_the_table_refused(decl):
+    problems = problems_after(decl, lambda d: d['cuda'].update(package_version='13.0.3-1'))
+    assert any('driver_minimums has no entry for cuda-toolkit-13-0=13.0.3-1' in p and '13.0.2-1 -> 580.95.05' in p for p in problems)
+
+
+def test_explicit_driver_minimum_may_raise_never_lower_the_floor(decl):
+    lower = problems_after(decl, lambda d: d['cuda'].update(driver_minimum='580.65.06'))
+    assert any('cuda.driver_minimum 580.65.06 is below 580.95.05' in p for p in lower)
+    higher = copy.deepcopy(decl)
+    higher['cuda']['driver_minimum'] = '590.44.01'
+    resolved = sd.resolve(higher)
+    assert resolved['cuda']['driver_minimum'] == '590.44.01' and 'above the table' in resolved['cuda']['driver_minimum_from']
+
+
+def test_declaration_without_table_keeps_its_explicit_minimum(decl):
+    # The form inventories that override stack_declaration_cuda wholesale still use (no table).
+    old = copy.deepcopy(decl)
+    del old['cuda']['driver_minimums']
+    old['cuda']['driver_minimum'] = '580.65.06'
+    old['cuda']['package_version'] = '13.0.3-1'
+    assert sd.validate(old) == []
+    assert sd.resolve(old)['cuda']['driver_minimum'] == '580.65.06'
+    del old['cuda']['driver_minimum']
+    assert any('driver_minimums (toolkit package version -> minimum driver) is missing' in p for p in sd.validate(old))
+
+
+def test_malformed_driver_versions_refused(decl):
+    problems = problems_after(decl, lambda d: d['cuda']['driver_minimums'].update({'13.0.2-1': '>=580.95'}))
+    assert any('"13.0.2-1"] ">=580.95" is not a driver version' in p for p in problems)
+
+
+def test_shipped_apt_signing_keys(decl):
+    keys = sd.resolve(decl)['cuda']['apt_signing_keys']
+    for distro in ('debian12', 'ubuntu2204', 'ubuntu2404'):
+        assert keys[distro] == {'key_file': '3bf863cc.pub', 'fingerprint': 'EB693B3035CD5710E231E123A4B469963BF863CC'}
+    # NVIDIA's key id is the fingerprint's tail: 3bf863cc, and 8793F200 for the Debian 13 repository.
+    assert keys['debian13']['fingerprint'].endswith(keys['debian13']['key_file'].split('.')[0].upper())
+    assert keys['debian12']['fingerprint'].endswith(keys['debian12']['key_file'].split('.')[0].upper())
+
+
+def test_apt_signing_keys_normalised_and_checked(decl):
+    spaced = copy.deepcopy(decl)
+    spaced['cuda']['apt_signing_keys']['debian12']['fingerprint'] = 'eb69 3b30 35cd 5710 e231  e123 a4b4 6996 3bf8 63cc'
+    assert sd.resolve(spaced)['cuda']['apt_signing_keys']['debian12']['fingerprint'] == 'EB693B3035CD5710E231E123A4B469963BF863CC'
+    problems = problems_after(decl, lambda d: d['cuda']['apt_signing_keys']['debian12'].update(fingerprint='3BF863CC', key_file='../k.pub'))
+    assert any('apt_signing_keys.debian12.fingerprint "3BF863CC" is not an OpenPGP fingerprint' in p for p in problems)
+    assert any('apt_signing_keys.debian12.key_file "../k.pub"' in p for p in problems)
+
+
+def test_apt_signing_keys_not_in_the_digest(decl):
+    changed = copy.deepcopy(decl)
+    changed['cuda']['apt_signing_keys']['debian12']['fingerprint'] = 'B84D4D5BF41443954D0DBF397CD91BC4DAF573C9'
+    changed['cuda']['driver_minimums']['13.0.1-1'] = '580.82.07'
+    assert sd.resolve(changed)['id'] == sd.resolve(decl)['id']
