@@ -74,20 +74,20 @@ EXAMPLES = r"""
     site_packages: /opt/sglang/current/venv/lib/python3.12/site-packages
     package_version: 0.5.9
     patches:
-      - name: 0001-custom-allreduce-pcie-opt-in.patch
-        path: /opt/sglang/patches/0001-custom-allreduce-pcie-opt-in.patch
       - name: 0002-torch-symm-mem-guard.patch
         path: /opt/sglang/patches/0002-torch-symm-mem-guard.patch
+      - name: 0003-nccl-log-allreduce-path.patch
+        path: /opt/sglang/patches/0003-nccl-log-allreduce-path.patch
 
 - name: Reverse them
   gpuops.sglang_stack.sglang_patches:
     site_packages: /opt/sglang/current/venv/lib/python3.12/site-packages
     package_version: 0.5.9
     patches:
-      - name: 0001-custom-allreduce-pcie-opt-in.patch
-        path: /opt/sglang/patches/0001-custom-allreduce-pcie-opt-in.patch
       - name: 0002-torch-symm-mem-guard.patch
         path: /opt/sglang/patches/0002-torch-symm-mem-guard.patch
+      - name: 0003-nccl-log-allreduce-path.patch
+        path: /opt/sglang/patches/0003-nccl-log-allreduce-path.patch
     state: absent
 """
 
