@@ -35,8 +35,8 @@ def site(tmp_path):
 
 def test_fixture_is_the_wheel(site):
     assert digests(site, FILES) == ['33c9b64c22571911569956853a33e6328a142ece2ed50393ef782230563c895e',
-                             '95a6a7703c6d3ccd5a8e106c4a35c2715052acd78d48b0fb58f5a3e24c443e90',
-                             'f831d2baa4e3bbfe08f9758f7ee7a10ffa45ec2552142d13761876ee77895fad']
+                                    '95a6a7703c6d3ccd5a8e106c4a35c2715052acd78d48b0fb58f5a3e24c443e90',
+                                    'f831d2baa4e3bbfe08f9758f7ee7a10ffa45ec2552142d13761876ee77895fad']
     assert ps.installed_version(site, 'sglang')[0] == '0.5.9'
 
 

@@ -284,9 +284,9 @@ def test_mscclpp_needs_world_size_8_or_16():
 
 
 def test_accepted_options_and_the_later_tp_size_wins():
-    ok = sf.check(args_sources=[('sglang_service_extra_args', ['--disable-custom-all-reduce', '--enable-symm-mem',
-                                                                '--moe-a2a-backend', 'none', '--ep-size', '8',
-                                                                '--enable-nccl-nvls', '--tp-size', '2'])], **SITE)
+    line = ['--disable-custom-all-reduce', '--enable-symm-mem', '--moe-a2a-backend', 'none', '--ep-size', '8',
+            '--enable-nccl-nvls', '--tp-size', '2']
+    ok = sf.check(args_sources=[('sglang_service_extra_args', line)], **SITE)
     assert ok['refusals'] == [] and ok['world_size'] == 2
     assert ok['path'][0] == 'pynccl symm-mem'
 
