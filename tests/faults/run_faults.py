@@ -308,7 +308,7 @@ class Harness:
         path = os.path.join(self.args.workdir, STALE_PATCH)
         with open(path, 'w') as handle:
             handle.write(STALE_PATCH_TEXT)
-        defaults = ['0001-custom-allreduce-pcie-opt-in.patch', '0002-torch-symm-mem-guard.patch', '0003-nccl-log-allreduce-path.patch']
+        defaults = ['0002-torch-symm-mem-guard.patch', '0003-nccl-log-allreduce-path.patch']
         return {'nccl_patches_files': defaults + [path]}
 
     def run_injection(self, case):

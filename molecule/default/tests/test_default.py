@@ -102,10 +102,12 @@ def test_site_patches_applied_to_the_new_sglang(host):
     site = stack_dir(host) + "/venv/lib/"
     site += host.check_output("ls " + site) + "/site-packages"
     applied = json.loads(host.file(site + "/.gpuops-patches/site-nccl/applied.json").content_string)
-    assert [p["name"] for p in applied["patches"]] == [
-        "0001-custom-allreduce-pcie-opt-in.patch", "0002-torch-symm-mem-guard.patch", "0003-nccl-log-allreduce-path.patch"]
+    assert [p["name"] for p in applied["patches"]] == ["0002-torch-symm-mem-guard.patch", "0003-nccl-log-allreduce-path.patch"]
+    # 0001 (custom all-reduce on PCIe) left the series: SGLang 0.5.9's kernel does not reduce over PCIe for 8 ranks.
     car = host.file(site + "/sglang/srt/distributed/device_communicators/custom_all_reduce.py").content_string
-    assert 'SGLANG_CUSTOM_AR_ALLOW_PCIE' in car
+    assert 'SGLANG_CUSTOM_AR_ALLOW_PCIE' not in car
+    ps = host.file(site + "/sglang/srt/distributed/parallel_state.py").content_string
+    assert "def gpuops_allreduce_path(" in ps
     symm = host.file(site + "/sglang/srt/distributed/device_communicators/torch_symm_mem.py").content_string
     assert "self.device_capability not in TORCH_SYMM_MEM_ALL_REDUCE_MAX_SIZES" in symm
     assert '"torch symmetric memory all-reduce disabled: no size table for "' in symm
@@ -114,7 +116,7 @@ def test_site_patches_applied_to_the_new_sglang(host):
 def test_nccl_environment_written(host):
     env = host.file(stack_dir(host) + "/nccl.env").content_string
     assert "NCCL_P2P_LEVEL=SYS\n" in env
-    assert "SGLANG_CUSTOM_AR_ALLOW_PCIE=0\n" in env
+    assert "SGLANG_CUSTOM_AR_ALLOW_PCIE" not in env
     assert "NCCL_ALGO" not in env  # empty: NCCL chooses
 
 
