@@ -330,14 +330,14 @@ def predict(settings, world_size, cc_major, full_nvlink):
 
 def _cc_major(compute_capability):
     try:
-        return int(str(compute_capability).split('.')[0])
+        return int(str(compute_capability).split('.', 1)[0])
     except ValueError:
         raise FlagError('compute capability %r is not of the form MAJOR.MINOR' % (compute_capability,))
 
 
 def _version_tuple(version):
     parts = []
-    for part in str(version).split('+')[0].split('.'):
+    for part in str(version).split('+', 1)[0].split('.'):
         digits = ''.join(ch for ch in part if ch.isdigit())
         parts.append(int(digits) if digits else 0)
     return tuple(parts)
@@ -490,7 +490,7 @@ def check(args_sources=None, env_sources=None, switches=None, sglang_version=SGL
         errors = []
         parsed.extend((source, option, value) for option, value in parse_args(argv, errors))
         for exc in errors:
-            refusals.append(dict(guard='launch_flag', flag=str(exc).split(' ')[0], source=source, reason=str(exc),
+            refusals.append(dict(guard='launch_flag', flag=str(exc).split(' ', 1)[0], source=source, reason=str(exc),
                                  remedy='fix or remove the option',
                                  msg='NCCL_GUARD launch_flag: %s (from %s)' % (exc, source)))
     settings = {}
