@@ -8,8 +8,6 @@ NVIDIA's cuda-keyring writes and real keyrings (fixtures/apt_sources)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import apt_source_info
