@@ -157,9 +157,10 @@ def main():
         argument_spec=dict(
             repo_url=dict(type='str', required=True),
             related_urls=dict(type='list', elements='str', default=[]),
-            key_fingerprint=dict(type='str', default=''),
+            # Not secrets: a public key's fingerprint and the paths of keyring files.
+            key_fingerprint=dict(type='str', default='', no_log=False),
             managed_files=dict(type='list', elements='path', default=[]),
-            key_files=dict(type='list', elements='path', default=[]),
+            key_files=dict(type='list', elements='path', default=[], no_log=False),
             apt_dir=dict(type='path', default='/etc/apt'),
         ),
         supports_check_mode=True,
