@@ -206,6 +206,16 @@ CASES = [
 ]
 
 
+def _check(site=None, **kwargs):
+    """sf.check on SITE (or ``site``): keywords are call arguments and overrides of the site's alike.
+
+    One merged dict, so no call passes a keyword both directly and through **site.
+    """
+    args = dict(SITE if site is None else site)
+    args.update(kwargs)
+    return sf.check(**args)
+
+
 def _only(result):
     assert len(result['refusals']) == 1, [r['msg'] for r in result['refusals']]
     return result['refusals'][0]
@@ -238,9 +248,8 @@ def test_custom_ar_opt_in_refused_through_an_env_file(source):
     assert 'launch no kernel for 4 or 8 ranks' in refusal['msg']
     # "0", two GPUs, or NVLink: nothing to refuse.
     assert sf.check(env_sources=[(source, {'SGLANG_CUSTOM_AR_ALLOW_PCIE': '0'})], **SITE)['refusals'] == []
-    two = dict(SITE, base_args=['--tp-size', '2'])
-    assert sf.check(env_sources=[(source, {'SGLANG_CUSTOM_AR_ALLOW_PCIE': '1'})], **two)['refusals'] == []
-    assert sf.check(env_sources=[(source, {'SGLANG_CUSTOM_AR_ALLOW_PCIE': '1'})], **dict(SITE, full_nvlink=True))['refusals'] == []
+    assert _check(env_sources=[(source, {'SGLANG_CUSTOM_AR_ALLOW_PCIE': '1'})], base_args=['--tp-size', '2'])['refusals'] == []
+    assert _check(env_sources=[(source, {'SGLANG_CUSTOM_AR_ALLOW_PCIE': '1'})], full_nvlink=True)['refusals'] == []
 
 
 @pytest.mark.parametrize('switch,flag', sorted(sf.SWITCHES.items()))
@@ -250,31 +259,31 @@ def test_switches_become_flags_and_pass_the_same_guards(switch, flag):
     assert result['flags'] == [flag]
     assert refusal['msg'].startswith('NCCL_GUARD %s: %s (from role variable %s): ' % (sf.GUARD[flag], flag, switch))
     # On SM90 with NVLink both work: the switch becomes the flag and nothing is refused.
-    hopper = sf.check(switches={switch: True}, **dict(SITE, compute_capability='9.0', full_nvlink=True))
+    hopper = _check(switches={switch: True}, compute_capability='9.0', full_nvlink=True)
     assert hopper['refusals'] == [] and hopper['flags'] == [flag]
     assert sf.check(switches={switch: False}, **SITE)['flags'] == []
 
 
 def test_torch_symm_mem_without_patch_0002_names_the_keyerror():
     site = dict(SITE, patches=['0003-nccl-log-allreduce-path.patch'])
-    refusal = _only(sf.check(switches={'nccl_patches_enable_torch_symm_mem': True}, **site))
+    refusal = _only(_check(site, switches={'nccl_patches_enable_torch_symm_mem': True}))
     assert ('NCCL_GUARD torch_symm_mem: --enable-torch-symm-mem (from role variable nccl_patches_enable_torch_symm_mem): '
             'sglang 0.5.9 raises "KeyError: 12" at start-up') in refusal['msg']
     assert 'torch_symm_mem.py:83' in refusal['msg']
     # SM90 GPUs on PCIe: no multicast, the communicator disables itself.
-    pcie_hopper = _only(sf.check(switches={'nccl_patches_enable_torch_symm_mem': True}, **dict(site, compute_capability='9.0')))
+    pcie_hopper = _only(_check(site, switches={'nccl_patches_enable_torch_symm_mem': True}, compute_capability='9.0'))
     assert 'multicast_ptr == 0' in pcie_hopper['msg']
-    odd = _only(sf.check(switches={'nccl_patches_enable_torch_symm_mem': True},
-                         **dict(site, compute_capability='10.0', full_nvlink=True, base_args=['--tp-size', '3'])))
+    odd = _only(_check(site, switches={'nccl_patches_enable_torch_symm_mem': True},
+                       compute_capability='10.0', full_nvlink=True, base_args=['--tp-size', '3']))
     assert 'world size 3' in odd['msg']
 
 
 def test_fusion_refused_whatever_the_flashinfer_version():
     # flashinfer 0.6.17 builds the fusion for SM12x, but sglang 0.5.9 still applies it only on SM90/SM100.
-    refusal = _only(sf.check(args_sources=[('x', ['--enable-flashinfer-allreduce-fusion'])], **dict(SITE, flashinfer_version='0.6.17')))
+    refusal = _only(_check(args_sources=[('x', ['--enable-flashinfer-allreduce-fusion'])], flashinfer_version='0.6.17'))
     assert 'on SM120 the flag changes nothing' in refusal['msg'] and 'flashinfer 0.6.17 also builds' in refusal['msg']
     for cc in ('9.0', '10.0'):
-        assert sf.check(args_sources=[('x', ['--enable-flashinfer-allreduce-fusion'])], **dict(SITE, compute_capability=cc))['refusals'] == []
+        assert _check(args_sources=[('x', ['--enable-flashinfer-allreduce-fusion'])], compute_capability=cc)['refusals'] == []
 
 
 def test_mscclpp_needs_world_size_8_or_16():
@@ -293,7 +302,7 @@ def test_accepted_options_and_the_later_tp_size_wins():
 
 def test_other_sglang_version_refused():
     with pytest.raises(sf.FlagError, match='written for sglang 0.5.9.*the stack declares sglang 0.5.10'):
-        sf.check(**dict(SITE, sglang_version='0.5.10'))
+        _check(sglang_version='0.5.10')
 
 
 def test_every_refusal_of_a_line_is_reported():
