@@ -20,8 +20,12 @@ import subprocess
 import sys
 
 import pytest
+import yaml
+from ansible.plugins.test.core import version_compare
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_smi as smi
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_declaration as sd
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils import test_stack_declaration as declaration_tests
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import REAL, REAL_CLI, host_section, read
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -367,6 +371,41 @@ def test_profiles_are_self_consistent(name):
     assert [gpu['index'] for gpu in profile['gpus']] == list(range(len(profile['gpus'])))
     for recorded in profile['recorded_queries']:
         assert os.path.exists(os.path.join(PROFILES, name, recorded['file']))
+
+
+# --- the profiles against the shipped declaration's driver floor (roles/preflight's driver gates) -------
+
+def preflight_driver_gates(driver, cuda_driver, resolved):
+    """The two gates of roles/preflight/tasks/main.yml, with Ansible's own ``version`` test."""
+    return (version_compare(driver, resolved['cuda']['driver_minimum'], '>=')
+            and (cuda_driver is None or version_compare(cuda_driver, resolved['cuda']['version'], '>=')))
+
+
+@pytest.fixture
+def resolved():
+    """The shipped declaration (roles/stack_declaration/defaults), resolved."""
+    with open(os.path.join(REPO, 'roles', 'stack_declaration', 'defaults', 'main.yml')) as handle:
+        defaults = yaml.safe_load(handle)
+    return sd.resolve({key[len('stack_declaration_'):]: value for key, value in defaults.items()})
+
+
+@pytest.mark.parametrize('name', ['h200-x1', 'rtx-pro-6000-x8'])
+def test_profiles_pass_the_driver_gates(name, resolved):
+    profile = load_profile(name)
+    assert preflight_driver_gates(profile['driver_version'], profile['cuda_version'], resolved)
+
+
+def test_rtx_profile_driver_is_exactly_the_floor(resolved):
+    # The fleet stand-in sits on the boundary: a floor raised above 580.95.05 fails the RTX scenarios.
+    assert load_profile('rtx-pro-6000-x8')['driver_version'] == resolved['cuda']['driver_minimum']
+
+
+@pytest.mark.parametrize('driver, cuda_driver', [('580.95.05', '13.0'), ('580.159.04', '13.0'), ('590.44.01', '13.1'),
+                                                 ('580.82.07', '13.0'), ('580.65.06', '13.0'), ('575.57.08', '12.9'),
+                                                 ('590.44.01', '12.9'), ('580.95.05', None)])
+def test_unit_tests_driver_gate_is_ansibles_version_test(driver, cuda_driver, resolved):
+    # test_stack_declaration.py compares with LooseVersion (ansible.plugins is not importable there).
+    assert declaration_tests.driver_gate(driver, cuda_driver, resolved) == preflight_driver_gates(driver, cuda_driver, resolved)
 
 
 def test_h200_profile_files_are_the_shared_recording():

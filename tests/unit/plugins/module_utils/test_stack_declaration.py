@@ -11,8 +11,12 @@ import os
 import pytest
 import yaml
 
+from ansible.module_utils.compat.version import LooseVersion
+
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_declaration as sd
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.nvidia_smi import parse_table
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import parse_torch_version
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, host_section, read
 
 HERE = os.path.dirname(__file__)
 DEFAULTS = os.path.join(HERE, '..', '..', '..', '..', 'roles', 'stack_declaration', 'defaults', 'main.yml')
@@ -426,20 +430,16 @@ def test_example_inventory_declares_the_shipped_stack(decl):
 
 # --- Driver floor from the declared toolkit release (issue 16 item 4) and the CUDA apt key (issue 18) ---
 
-PROFILES = os.path.join(HERE, '..', '..', '..', '..', 'molecule', 'resources', 'gpu_standin', 'profiles')
-
-
-def standin_profile(name):
-    import json
-    with open(os.path.join(PROFILES, name, 'profile.json')) as handle:
-        return json.load(handle)
-
-
 def driver_gate(driver, cuda_driver, resolved):
-    """The two preflight driver gates (roles/preflight/tasks/main.yml), with Ansible's own version test."""
-    from ansible.plugins.test.core import version_compare
-    return (version_compare(driver, resolved['cuda']['driver_minimum'], '>=')
-            and (cuda_driver is None or version_compare(cuda_driver, resolved['cuda']['version'], '>=')))
+    """The two preflight driver gates (roles/preflight/tasks/main.yml): ``is version(minimum, '>=')``.
+
+    Ansible's ``version`` test without ``version_type`` compares with ansible.module_utils.compat.version's
+    LooseVersion (ansible/plugins/test/core.py); ansible.plugins itself is not importable in the module_utils
+    context of ``ansible-test units``. tests/unit/test_gpu_standin.py runs the same values through
+    Ansible's own test.
+    """
+    return (LooseVersion(driver) >= LooseVersion(resolved['cuda']['driver_minimum'])
+            and (cuda_driver is None or LooseVersion(cuda_driver) >= LooseVersion(resolved['cuda']['version'])))
 
 
 def test_driver_floor_is_the_table_entry_of_the_declared_release(decl):
@@ -452,20 +452,22 @@ def test_driver_floor_is_the_table_entry_of_the_declared_release(decl):
     assert sd.resolve(ga)['cuda']['driver_minimum'] == '580.65.06'
 
 
-@pytest.mark.parametrize('profile', ['h200-x1', 'rtx-pro-6000-x8'])
-def test_standin_profiles_pass_the_driver_gates(decl, profile):
-    data = standin_profile(profile)
-    assert driver_gate(data['driver_version'], data['cuda_version'], sd.resolve(decl))
+def test_recorded_h200_passes_the_driver_gates(decl):
+    # Our GPU test host's recorded table: driver 580.159.04, CUDA 13.0.
+    table = parse_table(host_section('nvidia-smi'))
+    assert (table['driver_version'], table['cuda_version']) == ('580.159.04', '13.0')
+    assert driver_gate(table['driver_version'], table['cuda_version'], sd.resolve(decl))
 
 
-def test_rtx_profile_driver_is_exactly_the_floor(decl):
-    assert standin_profile('rtx-pro-6000-x8')['driver_version'] == sd.resolve(decl)['cuda']['driver_minimum']
+def test_recorded_rtx_pro_6000_driver_is_exactly_the_floor(decl):
+    # The public RTX PRO 6000 Blackwell table (the site's GPU, driver 580.95.05): the boundary of ">=".
+    table = parse_table(read(PUBLIC, 'rtx-pro-6000-580.95.05.txt'))
+    assert table['driver_version'] == sd.resolve(decl)['cuda']['driver_minimum']
+    assert driver_gate(table['driver_version'], table['cuda_version'], sd.resolve(decl))
 
 
 def test_590_branch_driver_reporting_cuda_13_1_passes(decl):
-    from ansible_collections.gpuops.sglang_stack.plugins.module_utils.nvidia_smi import parse_table
-    with open(os.path.join(PROFILES, 'rtx-pro-6000-x8', 'nvidia-smi.txt')) as handle:
-        real = handle.read()
+    real = read(PUBLIC, 'rtx-pro-6000-580.95.05.txt')
     # The real RTX PRO 6000 table with the header a 590 driver prints (13.1's minimum driver, 590.44.01).
     header = '| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |'
     assert header in real
