@@ -204,12 +204,8 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+# One streaming file digest for the whole mirror build (real_stack.py hashes the real wheels with it).
+sha256_file = real_stack.sha256_file
 
 
 def run(cmd: list, cwd: Path | None = None, env: dict | None = None) -> str:
