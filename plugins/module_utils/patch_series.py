@@ -14,6 +14,13 @@ A patch is V(applied) when its reverse applies cleanly, V(applicable) when it ap
 V(conflict) (with the file and the first line that does not match). Originals are kept under
 ``<site-packages>/.gpuops-patches/<series>/orig/<relpath>`` and the series is recorded in
 ``<site-packages>/.gpuops-patches/<series>/applied.json``.
+
+Confinement: every file a patch touches must lie in the package's own import directory (``sglang/`` for the
+distribution sglang, see package_dir), and no path component below site-packages, of a target or of the state
+directory, may be a symlink (nor resolve out of its directory); the files are opened with O_NOFOLLOW. The package
+name must be a PEP 508 name and the series name a plain file name. site-packages itself may be reached through a
+symlink (``/opt/sglang/current``). The checks are made before anything is written; they guard against a patch or a
+tree that points elsewhere, not against another process changing site-packages while the series is written.
 """
 
 from __future__ import annotations
@@ -24,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom
 
@@ -40,6 +46,9 @@ _HUNK_RE = re.compile(br'^@@ -(\d{1,9})(?:,(\d{1,9}))? \+(\d{1,9})(?:,(\d{1,9}))
 # The largest patch parse_patch reads (bytes); the series' patches are a few KB.
 MAX_PATCH_BYTES = 16 * 1024 * 1024
 _SERIES_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
+# PEP 508's distribution name, case-insensitive (the same rule as stack_declaration.PEP508_NAME).
+_PACKAGE_RE = re.compile(r'^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$', re.IGNORECASE)
+_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
 
 
 class PatchError(Exception):
@@ -241,16 +250,58 @@ def check_version(site_packages, package, package_version):
 
 
 def _read_file(path):
+    """The bytes of a regular file, or None when it is missing, unreadable or a symlink (O_NOFOLLOW)."""
     try:
-        with open(path, 'rb') as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except (IOError, OSError):
         return None
+    with os.fdopen(fd, 'rb') as handle:
+        return handle.read()
+
+
+def check_package_name(package):
+    if not isinstance(package, str) or '\n' in package or not _PACKAGE_RE.match(package):
+        raise PatchError('package name %r is not a PEP 508 package name (letters, digits, ".", "_", "-"; starting and '
+                         'ending with a letter or digit); refusing to patch' % (package,))
+    return package
+
+
+def package_dir(package):
+    """The import directory of a distribution under site-packages: 'sglang' -> 'sglang', 'SGLang.Router' -> 'sglang_router'."""
+    return stack_bom.normalize_name(check_package_name(package)).replace('-', '_')
+
+
+def check_no_symlink(site_packages, relpath, what):
+    """Refuse when any existing component of ``relpath`` below ``site_packages`` is a symlink or resolves out of it.
+
+    ``site_packages`` itself may be a symlink (it is resolved first); missing components are fine (created later).
+    """
+    root = os.path.realpath(site_packages)
+    path = root
+    for part in relpath.split('/'):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise PatchError('%s: %r is a symlink (%s -> %s); refusing to write through it' % (what, part, path, os.readlink(path)))
+        if not os.path.lexists(path):
+            break
+    if os.path.commonpath([root, os.path.realpath(os.path.join(root, *relpath.split('/')))]) != root:
+        raise PatchError('%s: %s resolves outside %s; refusing to write' % (what, relpath, root))
+
+
+def check_target(site_packages, package, patch_name, relpath):
+    """A patched file must lie in the package directory, and no component of its path may be a symlink."""
+    top = package_dir(package)
+    if relpath.split('/', 1)[0] != top or '/' not in relpath:
+        raise PatchError('%s: %s is outside the package directory %r under %s; a patch may change only the files of %s'
+                         % (patch_name, relpath, top + '/', site_packages, package))
+    check_no_symlink(site_packages, relpath, '%s: %s' % (patch_name, relpath))
 
 
 def state_dir(site_packages, series):
-    if not _SERIES_RE.match(series or ''):
-        raise PatchError('bad series name %r' % series)
+    if not isinstance(series, str) or not _SERIES_RE.match(series) or '\n' in series or '..' in series:
+        raise PatchError('series name %r is refused: it names a directory under %s, so it must be letters, digits, ".", "_", '
+                         '"-", start with a letter or digit and hold no ".."' % (series, STATE_DIR))
+    check_no_symlink(site_packages, STATE_DIR + '/' + series, 'state directory')
     return os.path.join(site_packages, STATE_DIR, series)
 
 
@@ -261,6 +312,10 @@ def plan(site_packages, patches, package='sglang', package_version=None, state='
     state, conflict), ``files`` (relpath -> dict(path, current, original, target)), ``conflicts`` and
     ``label`` (``sglang 0.5.9``). Raises PatchError for a version mismatch.
     """
+    check_package_name(package)
+    for patch in patches:
+        for fpatch in patch['files']:
+            check_target(site_packages, package, patch['name'], fpatch.relpath)
     if package_version is not None:
         check_version(site_packages, package, package_version)
         label = '%s %s' % (package, package_version)
@@ -336,7 +391,10 @@ def _atomic_write(path, data, mode_from=None):
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
+    if os.path.islink(path):
+        raise PatchError('%s is a symlink; refusing to write through it' % path)
+    tmp = os.path.join(directory, '.%s.%s.tmp' % (os.path.basename(path), os.urandom(6).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, 'wb') as handle:
             handle.write(data)
@@ -402,6 +460,7 @@ def apply_series(site_packages, patches, series, package='sglang', package_versi
     removed_pyc). Raises PatchError naming the file, line and package version on a conflict; nothing is
     written then.
     """
+    check_package_name(package)
     top = state_dir(site_packages, series)
     manifest_path = os.path.join(top, MANIFEST)
     result = plan(site_packages, patches, package, package_version, state)
@@ -422,6 +481,7 @@ def apply_series(site_packages, patches, series, package='sglang', package_versi
         out['manifest'] = manifest
         backups = []
         for relpath, info in sorted(result['files'].items()):
+            check_no_symlink(site_packages, '/'.join((STATE_DIR, series, 'orig', relpath)), 'original of %s' % relpath)
             backup = os.path.join(top, 'orig', *relpath.split('/'))
             if _read_file(backup) != info['original']:
                 backups.append((backup, info['original']))

@@ -70,6 +70,13 @@ MUST_REQUIRE = ('torch', 'flashinfer-jit-cache', 'sgl-kernel')
 TORCHVISION_MINOR_OFFSET = {2: 15}
 
 
+# PEP 508's name (case-insensitive): what pip reads as a distribution name and nothing else; a name such as
+# "--extra-index-url=..." would otherwise reach the constraints file, where pip obeys it as an option.
+PEP508_NAME = re.compile(r'^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$', re.IGNORECASE)
+# The stack name names directories (the stack id): a safe charset, no '/', no '..', no leading '-' or '.'.
+_STACK_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
+# A pip option inside a requirement string: at the start, or after whitespace ("foo --index-url http://...").
+_PIP_OPTION = re.compile(r'(^|\s)-')
 _DRIVER_VERSION = re.compile(r'^[0-9]+(\.[0-9]+){1,2}$')
 _KEY_FILE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
 
@@ -154,6 +161,28 @@ class StackDeclarationError(ValueError):
     def __init__(self, problems):
         self.problems = list(problems)
         super(StackDeclarationError, self).__init__('Invalid stack declaration:\n- ' + '\n- '.join(self.problems))
+
+
+def name_problem(field, name):
+    """None when ``name`` is a PEP 508 distribution name, else a refusal naming the field and the value."""
+    if isinstance(name, str) and PEP508_NAME.match(name) and '\n' not in name:
+        return None
+    return ('%s %r is not a PEP 508 package name (letters, digits, ".", "_", "-"; starting and ending with a letter '
+            'or digit): pip would read anything else as an option or a path' % (field, name))
+
+
+def stack_name_problem(name):
+    """None when the stack name is safe in a path, else a refusal naming the value."""
+    if isinstance(name, str) and _STACK_NAME.match(name) and '..' not in name and '\n' not in name:
+        return None
+    return ('stack name %r is refused: it names the stack directory, so it must be 1 to 100 of letters, digits, '
+            '".", "_", "+", "-", start with a letter or digit, and hold no "/" and no ".."' % (name,))
+
+
+def requirement_option(requirement):
+    """True when a requirement string carries a pip option (a leading "-", or " --index-url ..." after a name) or a line break."""
+    text = str(requirement)
+    return bool(_PIP_OPTION.search(text)) or '\n' in text or '\r' in text
 
 
 def requirement_name(requirement):
@@ -242,6 +271,9 @@ def _package_problems(layer_name, pkg, tag, upstreams):
             problems.append('%s: "%s" is missing' % (where, key))
     if problems:
         return problems
+    problem = name_problem('name', pkg['name'])
+    if problem:
+        return ['%s: %s' % ('layer %s, package %r' % (layer_name, pkg['name']), problem)]
     version = str(pkg['version'])
     if not _EXACT_VERSION.match(version):
         problems.append('%s: version "%s" is not an exact version (no ranges or operators; pin what was reviewed)' % (where, version))
@@ -292,6 +324,8 @@ def validate(declaration):
     problems = []
     if not isinstance(declaration, dict):
         return ['the declaration must be a mapping, got %s' % type(declaration).__name__]
+    if declaration.get('name') is not None and stack_name_problem(declaration['name']):
+        problems.append(stack_name_problem(declaration['name']))
     cuda = declaration.get('cuda') or {}
     cuda_version = str(cuda.get('version', ''))
     if not re.match(r'^[0-9]+\.[0-9]+$', cuda_version):
@@ -450,7 +484,11 @@ def _requirement_problems(layers, packages):
             continue
         for requirement in requirements:
             name = requirement_name(requirement)
-            if name is None:
+            if requirement_option(requirement):
+                problems.append('layer %s: requirement %r carries a pip option (a leading "-", or "-..." after whitespace, '
+                                'such as " --index-url"): pip would obey it from the requirements file; give one requirement '
+                                'specifier per entry, without options' % (layer.get('name'), requirement))
+            elif name is None:
                 problems.append('layer %s: requirement "%s" is not a requirement specifier' % (layer.get('name'), requirement))
             elif name in declared:
                 problems.append('layer %s: requirement "%s" names the declared package %s; it would replace that layer. '

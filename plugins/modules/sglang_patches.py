@@ -22,6 +22,11 @@ description:
     each changed file are removed.
   - Refuses, changing nothing, when the installed O(package) version (its C(*.dist-info/METADATA)) is not
     O(package_version).
+  - Refuses, changing nothing, a patch that touches a file outside the import directory of O(package) under
+    O(site_packages) (C(sglang/) for V(sglang); the PEP 503 normalised name with C(-) as C(_)), and any path below
+    O(site_packages) (a patched file, its directories, the state directory) with a symlink among its components or that
+    resolves out of it. Files are read and written with C(O_NOFOLLOW). O(site_packages) itself may be reached through a
+    symlink.
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
@@ -37,7 +42,8 @@ options:
     required: true
   package:
     description:
-      - The distribution whose files are patched.
+      - The distribution whose files are patched; a PEP 508 name (letters, digits, C(.), C(_), C(-), starting and ending
+        with a letter or digit), anything else is refused.
     type: str
     default: sglang
   package_version:
@@ -53,7 +59,8 @@ options:
     default: []
   series:
     description:
-      - The name of the series; names the state directory under C(.gpuops-patches).
+      - The name of the series; names the state directory under C(.gpuops-patches). Letters, digits, C(.), C(_), C(-),
+        starting with a letter or digit, without C(..).
     type: str
     default: site-nccl
   state:

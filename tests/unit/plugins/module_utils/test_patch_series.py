@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import py_compile
+import re
 import time
 
 import pytest
@@ -260,3 +261,98 @@ def test_long_lines_parse_in_linear_time():
     files = ps.parse_patch(hostile, 'long header')
     assert time.perf_counter() - start < BOUND_S
     assert [f.relpath for f in files] == [f.relpath for f in ps.parse_patch(data, 'real')]
+
+
+# --- Confinement: only the package's own files, no write through a symlink, validated names (issue 18 item 5) ---
+#
+# Before: a patch could change any file under site-packages (sitecustomize.py, another package), a symlinked
+# directory or file under the package sent the write (or the backup under .gpuops-patches) out of it, and the
+# package name was never checked.
+
+def one_file_patch(relpath, old=b'a\n', new=b'b\n'):
+    return dict(name='x.patch', sha256='0' * 64, path='x.patch', files=ps.parse_patch(
+        b'--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-%s+%s' % (relpath.encode(), relpath.encode(), old, new), 'x.patch'))
+
+
+@pytest.mark.parametrize('relpath', ['sitecustomize.py', 'torch/__init__.py', 'sglang-0.5.9.dist-info/RECORD', 'sglang.pth'])
+def test_patch_outside_the_package_dir_refused(site, relpath):
+    target = os.path.join(site, *relpath.split('/'))
+    if not os.path.isdir(os.path.dirname(target)):
+        os.makedirs(os.path.dirname(target))
+    with open(target, 'wb') as handle:
+        handle.write(b'a\n')
+    with pytest.raises(ps.PatchError, match=r"x.patch: .*%s.* outside the package directory 'sglang/'" % relpath.replace('.', r'\.')):
+        ps.apply_series(site, series() + [one_file_patch(relpath)], 'site-nccl', 'sglang', '0.5.9')
+    with open(target, 'rb') as handle:
+        assert handle.read() == b'a\n'
+    assert not os.path.exists(os.path.join(site, '.gpuops-patches'))
+
+
+def test_symlinked_directory_in_the_package_refused(site, tmp_path):
+    # device_communicators/ points out of site-packages: the write would land in the outside copy.
+    inside = os.path.join(site, DIST + 'device_communicators')
+    outside = str(tmp_path / 'outside')
+    os.rename(inside, outside)
+    os.symlink(outside, inside)
+    before = digest(os.path.join(outside, 'torch_symm_mem.py'))
+    with pytest.raises(ps.PatchError, match=r'device_communicators.* is a symlink'):
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert digest(os.path.join(outside, 'torch_symm_mem.py')) == before
+
+
+def test_symlinked_target_file_refused(site, tmp_path):
+    inside = os.path.join(site, TARGETS[0])
+    outside = str(tmp_path / 'torch_symm_mem.py')
+    os.rename(inside, outside)
+    os.symlink(outside, inside)
+    with pytest.raises(ps.PatchError, match=r'torch_symm_mem\.py.* is a symlink'):
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert os.path.islink(inside)
+
+
+def test_symlinked_package_dir_refused(site, tmp_path):
+    inside = os.path.join(site, 'sglang')
+    outside = str(tmp_path / 'sglang-elsewhere')
+    os.rename(inside, outside)
+    os.symlink(outside, inside)
+    with pytest.raises(ps.PatchError, match=r"'sglang' is a symlink"):
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+
+
+def test_symlinked_state_dir_refused(site, tmp_path):
+    # The originals are kept under .gpuops-patches: a symlink there would send them (and the rmtree of absent) elsewhere.
+    outside = tmp_path / 'state-elsewhere'
+    outside.mkdir()
+    os.symlink(str(outside), os.path.join(site, '.gpuops-patches'))
+    before = digests(site)
+    with pytest.raises(ps.PatchError, match=r"'\.gpuops-patches' is a symlink"):
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert os.listdir(str(outside)) == [] and digests(site) == before
+    with pytest.raises(ps.PatchError, match=r"'\.gpuops-patches' is a symlink"):
+        ps.apply_series(site, series(), 'site-nccl', 'sglang', '0.5.9', state='absent')
+
+
+def test_site_packages_reached_through_a_symlink_is_accepted(site, tmp_path):
+    # /opt/sglang/current is a symlink to the stack directory: only the components below site-packages are checked.
+    link = str(tmp_path / 'current')
+    os.symlink(site, link)
+    out = ps.apply_series(link, series(), 'site-nccl', 'sglang', '0.5.9')
+    assert out['changed'] is True and sorted(c['relpath'] for c in out['changed_files']) == sorted(TARGETS)
+
+
+@pytest.mark.parametrize('package', ['--extra-index-url=http://evil.invalid/simple', '-e', 'sglang/..', '', 'sglang ', '_sglang'])
+def test_bad_package_name_refused(site, package):
+    with pytest.raises(ps.PatchError, match=r'^package name %s is not a PEP 508' % re.escape(repr(package))):
+        ps.apply_series(site, series(), 'site-nccl', package, '0.5.9')
+
+
+@pytest.mark.parametrize('series_name', ['../x', '-x', 'a/b', '..'])
+def test_bad_series_name_refused(site, series_name):
+    with pytest.raises(ps.PatchError, match=r'^series name %s' % re.escape(repr(series_name))):
+        ps.apply_series(site, series(), series_name, 'sglang', '0.5.9')
+
+
+def test_package_dir():
+    assert ps.package_dir('sglang') == 'sglang'
+    assert ps.package_dir('SGLang.Router') == 'sglang_router'
+    assert ps.package_dir('flashinfer-python') == 'flashinfer_python'

@@ -535,3 +535,52 @@ def test_apt_signing_keys_not_in_the_digest(decl):
     changed['cuda']['apt_signing_keys']['debian12']['fingerprint'] = 'B84D4D5BF41443954D0DBF397CD91BC4DAF573C9'
     changed['cuda']['driver_minimums']['13.0.1-1'] = '580.82.07'
     assert sd.resolve(changed)['id'] == sd.resolve(decl)['id']
+
+
+# --- Names and requirement strings that pip or a path would obey (issue 18 item 5) -------------------------
+#
+# Before: a package named --extra-index-url=... went into the constraints file as "--extra-index-url=...==0.5.9",
+# a requirement "foo --index-url http://..." passed (its name parses as foo), and the stack name (a directory
+# name) was never checked.
+
+EVIL_INDEX = 'http://evil.invalid/simple'
+
+
+@pytest.mark.parametrize('name', ['--extra-index-url=' + EVIL_INDEX, '-e', 'sglang extra', 'a/b', '_x', 'x_', 'torch\n--pre'])
+def test_package_name_not_pep508_refused(decl, name):
+    extra = copy.deepcopy(pkg(decl, 'sglang'))
+    extra['name'] = name
+    decl['layers'][-1]['packages'].append(extra)
+    problems = sd.validate(decl)
+    assert any(p.startswith('layer sglang, package %s: name %s is not a PEP 508 package name' % (repr(name), repr(name)))
+               for p in problems), problems
+
+
+@pytest.mark.parametrize('name', ['Flashinfer_Python', 'a', 'sgl-kernel', 'zope.interface', 'A1'])
+def test_pep508_package_names_accepted(name):
+    assert sd.name_problem('name', name) is None
+
+
+@pytest.mark.parametrize('requirement', ['foo --index-url ' + EVIL_INDEX, 'foo\t--extra-index-url=' + EVIL_INDEX,
+                                         '--extra-index-url=' + EVIL_INDEX, ' -e git+https://evil.invalid/x',
+                                         'foo\n--trusted-host evil.invalid', 'aiohttp -r /etc/shadow'])
+def test_requirement_with_pip_options_refused(decl, requirement):
+    decl['layers'][-1]['requirements'].append(requirement)
+    problems = sd.validate(decl)
+    assert any(p.startswith('layer sglang: requirement %s' % repr(requirement)) and 'pip option' in p for p in problems), problems
+
+
+def test_shipped_requirements_have_no_pip_options(decl):
+    # The markers of the shipped list (av; sys_platform == "linux" and ...) hold spaces, never an option.
+    assert [r for layer in decl['layers'] for r in layer.get('requirements') or [] if sd.requirement_option(r)] == []
+
+
+@pytest.mark.parametrize('name', ['../../etc', 'a/b', '-rf', '..', 'cu130 sglang', '', 'x' * 101, '.hidden'])
+def test_bad_stack_name_refused(decl, name):
+    decl['name'] = name
+    problems = sd.validate(decl)
+    assert any(p.startswith('stack name %s' % repr(name)) for p in problems), problems
+
+
+def test_shipped_stack_name_accepted(decl):
+    assert sd.validate(decl) == [] and decl['name'] == 'cu130-sglang-0.5.9'

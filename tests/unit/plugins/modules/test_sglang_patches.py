@@ -119,3 +119,25 @@ def test_patch_needs_name_and_path(capsys, site):
 def test_missing_patch_file(capsys, site):
     failed, result = run_module(capsys, args(site, patches=[{'name': 'x', 'path': os.path.join(site, 'none.patch')}]))
     assert failed is True and 'cannot read' in result['msg']
+
+
+def test_patch_outside_the_package_refused(capsys, site, tmp_path):
+    # issue 18 item 5: before, a patch of site-packages/sitecustomize.py (run by every Python of the venv) was applied.
+    target = os.path.join(site, 'sitecustomize.py')
+    with open(target, 'w') as handle:
+        handle.write('pass\n')
+    evil = tmp_path / '0009-evil.patch'
+    evil.write_text('--- a/sitecustomize.py\n+++ b/sitecustomize.py\n@@ -1 +1 @@\n-pass\n+import os\n')
+    before = digests(site)
+    failed, result = run_module(capsys, args(site, patches=[{'name': '0009-evil.patch', 'path': str(evil)}]))
+    assert failed is True and result['changed'] is False
+    assert "0009-evil.patch: sitecustomize.py is outside the package directory 'sglang/'" in result['msg']
+    with open(target) as handle:
+        assert handle.read() == 'pass\n'
+    assert digests(site) == before
+
+
+def test_package_name_that_is_a_pip_option_refused(capsys, site):
+    failed, result = run_module(capsys, args(site, package='--extra-index-url=http://evil.invalid/simple'))
+    assert failed is True and result['changed'] is False
+    assert result['msg'].startswith("package name '--extra-index-url=http://evil.invalid/simple' is not a PEP 508 package name")
