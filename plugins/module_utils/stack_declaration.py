@@ -486,8 +486,8 @@ def _requirement_problems(layers, packages):
             name = requirement_name(requirement)
             if requirement_option(requirement):
                 problems.append('layer %s: requirement %r carries a pip option (a leading "-", or "-..." after whitespace, '
-                                'such as " --index-url"): pip would obey it from the requirements file; give one requirement '
-                                'specifier per entry, without options' % (layer.get('name'), requirement))
+                                'such as " --index-url"): the requirements are pip\'s command-line arguments, where pip obeys '
+                                'an option; give one requirement specifier per entry, without options' % (layer.get('name'), requirement))
             elif name is None:
                 problems.append('layer %s: requirement "%s" is not a requirement specifier' % (layer.get('name'), requirement))
             elif name in declared:
