@@ -69,9 +69,10 @@ INJECTIONS = [
         'expect': ['PREFLIGHT python: no python3.12 with the venv module on this host', 'Fix: install python3.12 and python3.12-venv'],
     },
     {
-        'id': 'driver-too-old', 'title': 'driver too old (host driver 575.57.08, CUDA 13.0 needs 580.65.06)',
+        'id': 'driver-too-old', 'title': 'driver too old (host driver 575.57.08, CUDA 13.0 Update 2 needs 580.95.05)',
         'host_profile': {'name': 'fault-old-driver', 'replace': [['580.95.05', '575.57.08'], ['"580.95"', '"575.57"']]},
-        'expect': ['PREFLIGHT driver: driver 575.57.08 is below 580.65.06, the minimum for CUDA 13.0'],
+        # The floor is the declaration's table entry for the declared toolkit release (13.0.2-1).
+        'expect': ['PREFLIGHT driver: driver 575.57.08 is below 580.95.05, the minimum for cuda-toolkit-13-0=13.0.2-1 (CUDA 13.0;'],
     },
     {
         'id': 'wrong-gpu-arch', 'title': 'wrong GPU architecture (8 GPUs of compute capability 9.0, SM120 declared)',
@@ -100,7 +101,8 @@ INJECTIONS = [
     {
         'id': 'sha256-mismatch', 'title': 'sha256 mismatch (the torch wheel declared with another sha256)',
         'vars': {'stack_declaration_layers': layers_with(
-            "[testbed_layers[0] | combine({'packages': [testbed_layers[0].packages[0] | combine({'sha256': 'f' * 64})]})]"
+            "[testbed_layers[0] | combine({'packages': [testbed_layers[0].packages[0] | combine({'sha256': 'f' * 64})]"
+            " + testbed_layers[0].packages[1:]})]"
             " + testbed_layers[1:]")},
         'expect': ['sha256 mismatch for torch-2.11.0.dev20251231+cu130-cp311-cp311-manylinux_2_28_x86_64.whl',
                    'expected ' + 'f' * 64, 'nothing was installed'],
