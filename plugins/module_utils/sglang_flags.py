@@ -19,6 +19,8 @@ adds to parallel_state.py; the unit tests hold the two together.
 
 from __future__ import annotations
 
+import re
+
 SGLANG_VERSION = '0.5.9'
 
 # Every option string of sglang 0.5.9's ServerArgs.add_cli_args, by how many values argparse takes:
@@ -424,6 +426,36 @@ def _rule_config(flag, source, ctx, value):
                     'give the options in sglang_service_extra_args (or a qualification profile\'s extra_args) instead')
 
 
+def _rule_secret_option(flag, source, ctx, value):
+    # The value is a secret: the refusal names the option and its source, never the value.
+    return dict(guard='secret', flag=flag, source=source,
+                reason='a key on the command line is in the world-readable unit, in /proc/<pid>/cmdline and in '
+                       'SGLang\'s start-up log (engine.py:1031 logs server_args)',
+                remedy='set sglang_service_api_key / sglang_service_admin_api_key instead: the role passes them to '
+                       'SGLang from a root-only environment file, inside the process',
+                msg='SECRET_GUARD: %s (from %s) is refused: a key on the command line is in the world-readable unit, '
+                    'in /proc/<pid>/cmdline and in SGLang\'s start-up log (engine.py:1031 logs server_args). Set '
+                    'sglang_service_api_key / sglang_service_admin_api_key instead.' % (flag, source))
+
+
+# Options whose value is a secret (server_args.py:3615-3627): never on the launch line, never echoed.
+SECRET_OPTIONS = frozenset(['--api-key', '--admin-api-key'])
+# Environment names that carry secrets (HF_TOKEN, OPENAI_API_KEY, ...): they belong in the secret environment,
+# which no task shows, not in sglang_service_environment, which dry runs diff.
+# A whole word of the name (split at "_"), so TOKENIZERS_PARALLELISM is not one.
+SECRET_ENV_NAME = re.compile(r'(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIALS?|PRIVATE_KEY)(?:_|$)', re.IGNORECASE)
+
+
+def secret_env_refusal(name, source):
+    """The refusal for a secret-looking environment name outside the secret environment (no value)."""
+    return dict(guard='secret', flag=name, source=source,
+                reason='its value would be shown by --diff, written to a world-readable place and logged',
+                remedy='move it to sglang_service_secret_environment',
+                msg='SECRET_GUARD: %s (from %s) looks like a secret: its value would be shown by --check --diff and '
+                    'logged. Move it to sglang_service_secret_environment (written 0640 root:<service group>, never '
+                    'shown).' % (name, source))
+
+
 _FLAG_RULES = {
     '--enable-flashinfer-allreduce-fusion': _rule_fusion,
     '--enable-torch-symm-mem': _rule_torch_symm_mem,
@@ -433,6 +465,8 @@ _VALUE_RULES = {
     '--moe-a2a-backend': _rule_a2a,
     '--speculative-moe-a2a-backend': _rule_a2a,
     '--config': _rule_config,
+    '--api-key': _rule_secret_option,
+    '--admin-api-key': _rule_secret_option,
 }
 
 
@@ -456,12 +490,15 @@ _ENV_RULES = {
 
 
 def check(args_sources=None, env_sources=None, switches=None, sglang_version=SGLANG_VERSION, compute_capability='12.0',
-          world_size=None, full_nvlink=False, patches=None, flashinfer_version=None, base_args=None):
+          world_size=None, full_nvlink=False, patches=None, flashinfer_version=None, base_args=None,
+          secret_env_names=True):
     """Check everything that may reach the service's launch line and environment.
 
     args_sources: list of (source, argv) in the order they reach the command line (later wins);
     env_sources: list of (source, {name: value}); switches: {role variable: bool} (SWITCHES);
     base_args: the launch line the role builds itself (model, --tp-size, ...), checked as 'the service role'.
+    secret_env_names: refuse secret-looking names (SECRET_ENV_NAME) in env_sources: they belong in the secret
+    environment. --api-key and --admin-api-key are always refused, and their values never returned.
     world_size: the tensor-parallel size (default: the --tp-size of the command line, else 1).
 
     Returns dict(refusals=[...], flags=[...] (the switches' launch flags), settings={option: value},
@@ -495,7 +532,7 @@ def check(args_sources=None, env_sources=None, switches=None, sglang_version=SGL
                                  msg='NCCL_GUARD launch_flag: %s (from %s)' % (exc, source)))
     settings = {}
     for source, option, value in parsed:
-        settings[option] = value
+        settings[option] = '<secret>' if option in SECRET_OPTIONS else value
     if world_size is None:
         try:
             world_size = int(settings.get('--tensor-parallel-size', 1))
@@ -519,6 +556,8 @@ def check(args_sources=None, env_sources=None, switches=None, sglang_version=SGL
         for name in sorted(env or {}):
             rule = _ENV_RULES.get(name)
             found = rule(name, env[name], source, ctx) if rule else None
+            if found is None and secret_env_names and SECRET_ENV_NAME.search(str(name)):
+                found = secret_env_refusal(name, source)
             if found is not None:
                 refusals.append(found)
     path = allreduce_path(ctx['world_size'], **predict(settings, ctx['world_size'], ctx['cc_major'], ctx['full_nvlink']))

@@ -16,6 +16,11 @@ description:
     (or, failing that, its printed block) and reports the server's last generation throughput in tokens per second.
   - With O(baseline_tok_s) the module fails when the throughput is below O(baseline_tok_s) x (1 - O(tolerance)),
     naming both figures.
+  - With O(run_as) the benchmark runs as that user (the service user) with exactly O(environment) (the unit's), through
+    C(runuser) and C(env -i), not as root, because it is the stack's third-party code.
+  - With O(api_key) (SGLang's C(--api-key)) the benchmark authenticates. A small runner reads the key from its standard
+    input and adds an C(Authorization) header (C(Bearer <key>)) to every request; the key is on no command line and in
+    no environment.
   - Changes nothing on the host (the benchmark's result file is a temporary file).
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
@@ -61,9 +66,20 @@ options:
     type: int
     default: 1800
   environment:
-    description: Extra environment for the benchmark process.
+    description:
+      - Extra environment for the benchmark process.
+      - With O(run_as), the whole environment of the process (C(env -i)); give the unit's.
     type: dict
     default: {}
+  run_as:
+    description: Run the benchmark as this user (the service user) instead of the user the module runs as.
+    type: str
+  api_key:
+    description:
+      - The server's C(--api-key). Never logged, never on a command line (passed on the runner's standard input).
+      - Empty for a server without a key.
+    type: str
+    default: ''
 seealso:
   - module: gpuops.sglang_stack.allreduce_probe
 """
@@ -75,6 +91,14 @@ EXAMPLES = r"""
     base_url: http://127.0.0.1:30000
     baseline_tok_s: 89.5
     tolerance: 0.05
+
+- name: Throughput gate as the service user, against a server with an API key
+  gpuops.sglang_stack.sglang_throughput:
+    python: /opt/sglang/current/venv/bin/python
+    base_url: http://127.0.0.1:30000
+    run_as: sglang
+    environment: "{{ sglang_service_unit_environment }}"
+    api_key: "{{ sglang_service_api_key }}"
 """
 
 RETURN = r"""
@@ -107,11 +131,13 @@ msg:
 """
 
 import os
+import pwd
+import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench, sglang_keys
 
 
 def main():
@@ -127,6 +153,8 @@ def main():
             tolerance=dict(type='float', default=0.05),
             timeout=dict(type='int', default=1800),
             environment=dict(type='dict', default={}),
+            run_as=dict(type='str'),
+            api_key=dict(type='str', default='', no_log=True),
         ),
         supports_check_mode=True,
     )
@@ -144,19 +172,32 @@ def main():
     if not os.access(p['python'], os.X_OK):
         module.fail_json(msg='the interpreter %s does not exist or is not executable' % p['python'])
 
-    fd, result_file = tempfile.mkstemp(prefix='sglang_bench.', suffix='.jsonl')
-    os.close(fd)
+    env = dict((str(k), str(v)) for k, v in p['environment'].items())
+    prefix = []
+    if p['run_as']:
+        try:
+            account = pwd.getpwnam(p['run_as'])
+            prefix = sglang_keys.run_as_argv(p['run_as'], env)
+        except (KeyError, sglang_keys.KeysError) as exc:
+            module.fail_json(msg='THROUGHPUT GATE: cannot run the benchmark as %s: %s' % (p['run_as'], exc))
+        env = {}
+    # A directory of its own, owned by the user the benchmark runs as: it writes its result file there.
+    workdir = tempfile.mkdtemp(prefix='sglang_bench.')
+    result_file = os.path.join(workdir, 'result.jsonl')
     try:
-        cmd = ['timeout', str(p['timeout']), p['python'], '-m', p['bench_module'], '--model', 'None',
-               '--base-url', p['base_url'].rstrip('/'), '--batch-size', str(p['batch_size']),
-               '--input-len', str(p['input_len']), '--output-len', str(p['output_len']),
-               '--result-filename', result_file]
-        env = dict((str(k), str(v)) for k, v in p['environment'].items())
-        rc, out, err = module.run_command(cmd, environ_update=env)
-        with open(result_file) as handle:
-            recorded = handle.read()
+        if p['run_as']:
+            os.chown(workdir, account.pw_uid, account.pw_gid)
+        cmd = (['timeout', str(p['timeout'])] + prefix + [p['python'], '-c', sglang_keys.BENCH_RUNNER, p['bench_module']]
+               + ['--model', 'None', '--base-url', p['base_url'].rstrip('/'), '--batch-size', str(p['batch_size']),
+                  '--input-len', str(p['input_len']), '--output-len', str(p['output_len']),
+                  '--result-filename', result_file])
+        rc, out, err = module.run_command(cmd, environ_update=env, data=p['api_key'] + '\n', cwd=workdir)
+        recorded = ''
+        if os.path.exists(result_file):
+            with open(result_file) as handle:
+                recorded = handle.read()
     finally:
-        os.unlink(result_file)
+        shutil.rmtree(workdir, ignore_errors=True)
     if rc == 124:
         module.fail_json(msg='THROUGHPUT GATE: the benchmark did not finish within %d s' % p['timeout'],
                          rc=rc, stdout=out, stderr=err)

@@ -177,3 +177,35 @@ def test_stack_fault_file_keeps_health_at_503(bed, tmp_path):
         assert status('http://127.0.0.1:%d/health_generate' % port) == 503
     finally:
         stop(proc)
+
+
+LAUNCHER = os.path.abspath(os.path.join(HERE, '..', '..', 'roles', 'sglang_service', 'files', 'sglang_keys_launch.py'))
+
+
+def test_api_key_through_the_launcher_and_the_gate_runner(bed):
+    # The unit's way: the key launcher takes the key from the environment; the health gate needs none
+    # (sglang 0.5.9 auth.py:100); the throughput gate's runner authenticates from its standard input.
+    from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_keys
+    key = 'sk-standin-5a7d'
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, LAUNCHER, 'sglang_standin.launch_server', '--model-path', bed['model'],
+                             '--tp-size', '8', '--port', str(port)],
+                            env=dict(bed['env'], GPUOPS_SGLANG_API_KEY=key), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = 'http://127.0.0.1:%d' % port
+    try:
+        wait_status(url + '/health_generate', 200)
+        assert status(url + '/get_server_info') == 401
+        with open('/proc/%d/cmdline' % proc.pid, 'rb') as handle:
+            assert key.encode() not in handle.read()
+        result = bed['tmp'] / 'k.jsonl'
+        runner = [sys.executable, '-c', sglang_keys.BENCH_RUNNER, 'sglang_standin.bench_one_batch_server', '--model', 'None',
+                  '--base-url', url, '--batch-size', '1', '--input-len', '16', '--output-len', '8',
+                  '--result-filename', str(result)]
+        refused = subprocess.run(runner, input='\n', env=bed['env'], capture_output=True, text=True, timeout=60)
+        assert refused.returncode != 0 and 'HTTP Error 401' in refused.stderr
+        done = subprocess.run(runner, input=key + '\n', env=bed['env'], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert sb.pick_case(sb.parse_result_jsonl(result.read_text()), 1)['last_gen_throughput'] == 91.0
+    finally:
+        err = stop(proc)[1]
+    assert key.encode() not in err and b"'api_key': '<redacted>'" in err

@@ -1,7 +1,9 @@
 """Stand-in for `python -m sglang.launch_server` (test double; see ../README.md)."""
 import argparse
 import glob
+import hmac
 import json
+import logging
 import os
 import re
 import signal
@@ -11,9 +13,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+# Through logging, as SGLang logs (engine.py:1031 logs server_args, api_key included): the role's key launcher
+# must keep the key out of what this prints.
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="[standin %(asctime)s] %(message)s",
+                    datefmt="%H:%M:%S")
+
+
 def log(msg):
-    sys.stderr.write("[standin %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
-    sys.stderr.flush()
+    logging.getLogger("sglang_standin").info("%s", msg)
 
 
 def parse_args(argv):
@@ -29,6 +36,8 @@ def parse_args(argv):
     parser.add_argument("--speculative-num-steps", type=int, default=None)
     parser.add_argument("--speculative-eagle-topk", type=int, default=None)
     parser.add_argument("--speculative-num-draft-tokens", type=int, default=None)
+    parser.add_argument("--api-key", default=None)
+    parser.add_argument("--admin-api-key", default=None)
     return parser.parse_known_args(argv)
 
 
@@ -106,7 +115,20 @@ def make_handler(state):
                                          "memory_usage": {"token_capacity": 400000},
                                          "effective_max_running_requests_per_dp": 256}]}
 
+        def authorized(self):
+            # sglang 0.5.9 srt/utils/auth.py decide_request_auth: /health* and /metrics are always allowed;
+            # every other endpoint needs "Bearer <api_key>" when an api key is set.
+            if self.path.startswith("/health") or self.path.startswith("/metrics") or not state.args.api_key:
+                return True
+            parts = (self.headers.get("Authorization") or "").split(" ", 1)
+            if len(parts) == 2 and parts[0].lower() == "bearer" and hmac.compare_digest(parts[1], state.args.api_key):
+                return True
+            self.reply(401, {"error": "Unauthorized"})
+            return False
+
         def do_GET(self):
+            if not self.authorized():
+                return
             if self.path in ("/health", "/health_generate"):
                 code = state.health_status()
                 self.reply(code, {} if code == 200 else {"error": "not ready"})
@@ -122,6 +144,8 @@ def make_handler(state):
                 self.reply(404, {"error": "not found"})
 
         def do_POST(self):
+            if not self.authorized():
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             if self.path == "/flush_cache":

@@ -366,3 +366,31 @@ def test_patch_0003_and_the_rules_decide_alike(tmp_path):
                 assert decide(world, nbytes=nbytes, cuda_graph=graph, **state)[0] == ours[0]
                 count += 1
     assert count == 6 * 3 * 2 * 2 * 32 * 3
+
+
+@pytest.mark.parametrize('given', [['--api-key', 'sk-live-0123'], ['--admin-api-key=sk-live-0123'],
+                                   ['--mem-fraction-static', '0.88', '--api-key', 'sk-live-0123']])
+@pytest.mark.parametrize('source', ['sglang_service_extra_args', 'qualification profile fast extra_args'])
+def test_api_keys_on_the_launch_line_are_refused_without_their_value(given, source):
+    result = sf.check(args_sources=[(source, given)], **SITE)
+    refusal = _only(result)
+    assert refusal['guard'] == 'secret' and refusal['msg'].startswith('SECRET_GUARD: --')
+    assert '(from %s)' % source in refusal['msg'] and 'sglang_service_api_key' in refusal['msg']
+    assert 'sk-live-0123' not in repr(result)  # not in the message, the refusal or the settings
+
+
+@pytest.mark.parametrize('name', ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'OPENAI_API_KEY', 'WANDB_APIKEY',
+                                  'db_password', 'AWS_SECRET_ACCESS_KEY'])
+def test_secret_looking_environment_is_refused_without_its_value(name):
+    result = sf.check(env_sources=[('sglang_service_environment', {name: 'hf_live_0123', 'NCCL_ALGO': 'Tree'})], **SITE)
+    refusal = _only(result)
+    assert refusal['msg'].startswith('SECRET_GUARD: %s (from sglang_service_environment) looks like a secret' % name)
+    assert 'sglang_service_secret_environment' in refusal['msg'] and 'hf_live_0123' not in repr(result)
+
+
+def test_ordinary_environment_passes():
+    # TOKENIZERS_PARALLELISM (Hugging Face tokenizers) holds "TOKEN" but not as a word of its own.
+    env = {'NCCL_ALGO': 'Tree', 'NCCL_MAX_NCHANNELS': '2', 'HOME': '/var/lib/sglang', 'TOKENIZERS_PARALLELISM': 'false'}
+    assert sf.check(env_sources=[('sglang_service_environment', env)], **SITE)['refusals'] == []
+    refused = sf.check(env_sources=[('sglang_service_environment', {'HF_TOKEN': 'x'})], secret_env_names=False, **SITE)
+    assert refused['refusals'] == []

@@ -13,6 +13,7 @@ import pytest
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_keys
 from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_throughput
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner, recorded
 
@@ -28,6 +29,7 @@ def bench(monkeypatch):
 
     def fake(self, cmd, environ_update=None, **kwargs):
         state['calls'].append((cmd, environ_update))
+        state['kwargs'] = kwargs
         path = cmd[cmd.index('--result-filename') + 1]
         with open(path, 'a') as handle:
             handle.write(state['result'])
@@ -49,7 +51,9 @@ def test_measures_and_passes_the_gate(capsys, bench):
     assert result['verdict']['passed'] is True and result['verdict']['ratio'] == 1.83
     cmd, env = bench['calls'][0]
     assert cmd[:3] == ['timeout', '1800', sys.executable]
-    assert cmd[cmd.index('-m') + 1] == 'sglang.bench_one_batch_server'
+    assert cmd[cmd.index('-c') + 1] == sglang_keys.BENCH_RUNNER
+    assert cmd[cmd.index('-c') + 2] == 'sglang.bench_one_batch_server'
+    assert bench['kwargs']['data'] == '\n'  # no key: an empty line on the runner's standard input
     assert cmd[cmd.index('--base-url') + 1] == 'http://127.0.0.1:30000'
     assert cmd[cmd.index('--model') + 1] == 'None'
     assert env == {'PYTHONPATH': '/x'}
@@ -108,3 +112,31 @@ def test_check_mode_runs_nothing(capsys, bench):
 def test_bad_input(capsys, bench, args, text):
     failed, result = run(capsys, **args)
     assert failed is True and text in result['msg'] and bench['calls'] == []
+
+
+def test_api_key_goes_on_stdin_never_on_the_command_line(capsys, bench):
+    failed, result = run(capsys, api_key='sk-live-0123', baseline_tok_s=89.5)
+    assert failed is False
+    cmd, env = bench['calls'][0]
+    assert bench['kwargs']['data'] == 'sk-live-0123\n'
+    assert 'sk-live-0123' not in repr(cmd) and 'sk-live-0123' not in repr(env) and 'sk-live-0123' not in repr(result)
+
+
+def test_runs_as_the_service_user_with_exactly_the_unit_environment(capsys, bench):
+    import pwd
+    user = pwd.getpwuid(os.getuid()).pw_name
+    failed, result = run(capsys, run_as=user, environment={'HOME': '/var/lib/sglang', 'PATH': '/s/venv/bin:/usr/bin'})
+    assert failed is False
+    cmd, env = bench['calls'][0]
+    assert cmd[2:9] == ['runuser', '-u', user, '--', 'env', '-i', 'HOME=/var/lib/sglang']
+    assert cmd[9] == 'PATH=/s/venv/bin:/usr/bin' and cmd[10] == sys.executable
+    assert env == {}
+    # The result file lies in a directory of the user's own, removed afterwards.
+    workdir = os.path.dirname(cmd[cmd.index('--result-filename') + 1])
+    assert bench['kwargs']['cwd'] == workdir and not os.path.exists(workdir)
+
+
+def test_an_unknown_user_is_refused_before_the_benchmark(capsys, bench):
+    failed, result = run(capsys, run_as='no-such-user-gpuops')
+    assert failed is True and 'cannot run the benchmark as no-such-user-gpuops' in result['msg']
+    assert bench['calls'] == []
