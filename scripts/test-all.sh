@@ -176,6 +176,12 @@ lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the othe
     t0=$SECONDS
     echo "--- lane $lane: molecule test -s $s (log $log_dir/molecule-$s.log)"
     if molecule_scenario "$s" >"$log_dir/molecule-$s.log" 2>&1; then rc=0; else rc=1; fi
+    # Scenarios that set secrets use values starting "gpuops-leak-": no task output, diff or result may show
+    # one (molecule/default/host_vars/sglang-gpu-d12.yml). The host journals are checked by the scenario itself.
+    if grep -n "gpuops-leak-" "$log_dir/molecule-$s.log" >"$log_dir/molecule-$s.leaks"; then
+      echo "--- lane $lane: scenario $s printed a secret ($(wc -l <"$log_dir/molecule-$s.leaks") lines, $log_dir/molecule-$s.leaks)"
+      rc=1
+    fi
     printf '%s\t%s\t%s\n' "$s" "$((SECONDS - t0))" "$rc" >>"$log_dir/molecule-scenarios.tsv"
     if [ $rc -eq 0 ]; then echo "--- lane $lane: scenario $s passed in $((SECONDS - t0))s"
     else

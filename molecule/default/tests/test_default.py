@@ -42,6 +42,13 @@ def test_old_toolkit_untouched(host):
     assert not host.file("/usr/local/cuda").exists
 
 
+LEAK = "gpuops-leak-"
+
+
+def has_keys(host):
+    return host.backend.get_hostname() == "sglang-gpu-d12"
+
+
 def stack_dir(host):
     current = host.file("/opt/sglang/current")
     assert current.is_symlink
@@ -128,7 +135,9 @@ def test_service_runs_the_new_stack_as_unprivileged_user(host):
     assert svc.is_running
     assert svc.is_enabled
     unit = host.file("/etc/systemd/system/sglang.service").content_string
-    assert "ExecStart=/opt/sglang/current/venv/bin/python -m sglang_standin.launch_server --model-path /srv/models/testbed-model --tp-size 8" in unit
+    # With an API key (the Debian 12 host) the key launcher starts the server; without, python -m.
+    start = "/opt/sglang/libexec/sglang_keys_launch.py" if has_keys(host) else "-m"
+    assert ("ExecStart=/opt/sglang/current/venv/bin/python %s sglang_standin.launch_server --model-path /srv/models/testbed-model --tp-size 8" % start) in unit
     assert "EnvironmentFile=/opt/sglang/current/nccl.env" in unit
     assert "LimitMEMLOCK=infinity" in unit
     pid = host.check_output("systemctl show -p MainPID --value sglang")
@@ -149,3 +158,40 @@ def test_service_passes_its_health_gate(host):
     analyze = host.run("systemd-analyze verify /etc/systemd/system/sglang.service")
     assert analyze.rc == 0
     assert "sglang.service" not in analyze.stderr
+
+
+def test_secrets_only_in_the_secret_file(host):
+    secret = host.file("/etc/sglang/sglang.secret.env")
+    assert secret.user == "root" and secret.group == "sglang" and secret.mode == 0o640
+    if not has_keys(host):
+        assert LEAK not in secret.content_string
+        return
+    assert "HF_TOKEN=" in secret.content_string and "GPUOPS_SGLANG_API_KEY=" in secret.content_string
+    for path in ["/etc/systemd/system/sglang.service", "/etc/sglang/sglang.env", stack_dir(host) + "/service.env",
+                 stack_dir(host) + "/nccl.env"]:
+        assert LEAK not in host.file(path).content_string, path
+    # Every command line on the host (the server's included), and the whole journal: module invocations
+    # ("Invoked with ..."), the server's log (sglang logs server_args at start-up), systemd's own lines.
+    assert LEAK not in host.check_output("cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '")
+    journal = host.check_output("journalctl --no-pager -o cat")
+    assert LEAK not in journal
+    assert "'api_key': '<redacted>'" in journal  # the server got the key and its log line was redacted
+    # The server asks for the key (sglang 0.5.9 auth.py) and the server process has it in no environment variable.
+    pid = host.check_output("systemctl show -p MainPID --value sglang")
+    environ = host.check_output("runuser -u sglang -- cat /proc/%s/environ | tr '\\0' '\\n'" % pid)
+    assert "HF_TOKEN=gpuops-leak-hf-7c1e90" in environ.splitlines() and "GPUOPS_SGLANG_API_KEY" not in environ
+    probe = ("python3 -c \"import sys, urllib.request as u, urllib.error as e\n"
+             "r = u.Request('http://127.0.0.1:30000/get_server_info', headers=dict([sys.argv[1:]]) if sys.argv[1:] else {})\n"
+             "try: print(u.urlopen(r).status)\n"
+             "except e.HTTPError as x: print(x.code)\" %s")
+    assert host.check_output(probe % "").strip() == "401"
+    assert host.check_output(probe % "Authorization 'Bearer gpuops-leak-key-93b4d2'").strip() == "200"
+
+
+def test_stack_is_root_owned_and_read_only_to_the_service_user(host):
+    stack = stack_dir(host)
+    assert host.check_output("find %s -xdev ! -user root -print -quit" % stack) == ""
+    site = host.check_output("ls -d %s/venv/lib/python3*/site-packages" % stack)
+    assert host.run("runuser -u sglang -- test -w %s" % site).rc != 0
+    assert host.run("runuser -u sglang -- touch %s/venv/bin/python" % stack).rc != 0
+    assert host.run("runuser -u sglang -- test -w %s" % "/opt/sglang/libexec").rc != 0
