@@ -110,6 +110,15 @@ options:
         the lowest median at 1 MB (1048576 bytes) breaks the tie. V(0) means exact ties only.
     type: float
     default: 0.02
+  run_as:
+    description:
+      - Run the probe as this user (the service user) with exactly O(run_as_environment) plus O(env), through
+        C(runuser) and C(env -i), instead of the user the module runs as. The probe is the stack's code (torch, NCCL).
+    type: str
+  run_as_environment:
+    description: With O(run_as), the base environment of the probe (the unit's, for example C(HOME) and C(PATH)).
+    type: dict
+    default: {}
   timeout:
     description:
       - Seconds after which the probe stops its processes and fails.
@@ -222,28 +231,43 @@ msg:
 """
 
 import os
+import pwd
+import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe, sglang_keys
 
 
 def run_probe(module, params, env):
-    """Run the probe once under env; (parsed result, None) or (None, error message)."""
-    fd, script = tempfile.mkstemp(prefix='allreduce_probe.', suffix='.py')
+    """Run the probe once under env; (parsed result, None) or (None, error message).
+
+    With run_as, as that user with exactly run_as_environment plus env (runuser, env -i): the probe is the stack's
+    third-party code (torch, NCCL) and needs the GPUs, not root.
+    """
+    workdir = tempfile.mkdtemp(prefix='allreduce_probe.')
+    script = os.path.join(workdir, 'probe.py')
     try:
-        with os.fdopen(fd, 'wb') as handle:
+        with open(script, 'wb') as handle:
             handle.write(to_bytes(allreduce_probe.PROBE_SCRIPT))
-        cmd = [params['python'], script, '--iterations', str(params['iterations']), '--replays',
+        prefix, environ = [], env
+        if params['run_as']:
+            account = pwd.getpwnam(params['run_as'])
+            os.chown(workdir, account.pw_uid, account.pw_gid)
+            os.chmod(script, 0o644)
+            merged = dict(params['run_as_environment'])
+            merged.update(env)
+            prefix, environ = sglang_keys.run_as_argv(params['run_as'], merged), {}
+        cmd = prefix + [params['python'], script, '--iterations', str(params['iterations']), '--replays',
                str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
                '--backend', params['backend'], '--stream', params['stream'], '--sizes'] + [str(s) for s in params['sizes']]
         if params['eager']:
             cmd.append('--eager')
-        rc, out, err = module.run_command(cmd, environ_update=env)
+        rc, out, err = module.run_command(cmd, environ_update=environ)
     finally:
-        os.unlink(script)
+        shutil.rmtree(workdir, ignore_errors=True)
     try:
         parsed = allreduce_probe.parse_probe_output(out)
     except allreduce_probe.ProbeError as exc:
@@ -294,6 +318,8 @@ def main():
                 env=dict(type='dict', default={}),
             )),
             tie_tolerance=dict(type='float', default=0.02),
+            run_as=dict(type='str'),
+            run_as_environment=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
@@ -317,6 +343,12 @@ def main():
         if plan is not None:
             result['sweep'] = [dict(name=p['name'], env=p['merged_env']) for p in plan]
         module.exit_json(**result)
+    if params['run_as']:
+        try:
+            pwd.getpwnam(params['run_as'])
+            sglang_keys.run_as_argv(params['run_as'], params['run_as_environment'])
+        except (KeyError, sglang_keys.KeysError) as exc:
+            module.fail_json(msg='cannot run the probe as %s: %s' % (params['run_as'], exc))
     if not os.path.isfile(params['python']) or not os.access(params['python'], os.X_OK):
         module.fail_json(msg='the interpreter %s does not exist or is not executable' % params['python'])
 

@@ -14,6 +14,10 @@ python3 -m venv /tmp/ansible-venv
 mkdir -p /tmp/ac/ansible_collections/gpuops
 ln -sfn "$PWD" /tmp/ac/ansible_collections/gpuops/sglang_stack
 export ANSIBLE_COLLECTIONS_PATH=/tmp/ac ANSIBLE_HOST_KEY_CHECKING=False
+# The probe runs as the service user (sglang_service's defaults: sglang, /var/lib/sglang, /var/cache/sglang), as on a
+# GPU host where the service is installed: the real GPUs and NCCL, opened by a user that is not root.
+id sglang >/dev/null 2>&1 || useradd --system --home-dir /var/lib/sglang --shell /usr/sbin/nologin sglang
+install -d -o sglang -g sglang -m 0750 /var/lib/sglang /var/cache/sglang
 stack=/tmp/stack-probe
 mkdir -p $stack/venv/bin
 # A wrapper, not a symlink: a symlinked venv interpreter outside its venv loses the venv's site-packages.
@@ -36,14 +40,15 @@ cat >/tmp/render-nccl-env.yml <<YML
 YML
 /tmp/ansible-venv/bin/ansible-playbook -i /tmp/inv.ini /tmp/render-nccl-env.yml >"$out/render.txt" 2>&1
 cp $stack/nccl.env "$out/nccl.env"
-sweep='[{"name": "default"}, {"name": "algo_ring", "env": {"NCCL_ALGO": "Ring"}}, {"name": "algo_tree", "env": {"NCCL_ALGO": "Tree"}},
+# PROBE_SWEEP replaces the sweep (a JSON list of settings), e.g. a short one to save device time.
+sweep=${PROBE_SWEEP:-'[{"name": "default"}, {"name": "algo_ring", "env": {"NCCL_ALGO": "Ring"}}, {"name": "algo_tree", "env": {"NCCL_ALGO": "Tree"}},
  {"name": "proto_ll", "env": {"NCCL_PROTO": "LL"}}, {"name": "proto_ll128", "env": {"NCCL_PROTO": "LL128"}},
  {"name": "proto_simple", "env": {"NCCL_PROTO": "Simple"}},
  {"name": "channels_2", "env": {"NCCL_MIN_NCHANNELS": "2", "NCCL_MAX_NCHANNELS": "2"}},
  {"name": "channels_4", "env": {"NCCL_MIN_NCHANNELS": "4", "NCCL_MAX_NCHANNELS": "4"}},
  {"name": "channels_8", "env": {"NCCL_MIN_NCHANNELS": "8", "NCCL_MAX_NCHANNELS": "8"}},
  {"name": "channels_16", "env": {"NCCL_MIN_NCHANNELS": "16", "NCCL_MAX_NCHANNELS": "16"}},
- {"name": "p2p_disabled", "env": {"NCCL_P2P_DISABLE": "1"}}]'
+ {"name": "p2p_disabled", "env": {"NCCL_P2P_DISABLE": "1"}}]'}
 ref='{"4096": 6.15, "16384": 6.70, "65536": 7.11, "262144": 8.38, "1048576": 13.60}'
 set +e
 /tmp/ansible-venv/bin/ansible-playbook -i /tmp/inv.ini playbooks/allreduce_probe.yml -v \

@@ -186,3 +186,27 @@ def test_sweep_check_mode_plans_without_running(capsys, by_env):
 def test_sweep_bad_arguments(capsys, by_env, args, match):
     failed, result = run_module(capsys, dict(args, python=sys.executable))
     assert failed is True and match in result['msg'] and by_env['calls'] == []
+
+
+def test_runs_as_the_service_user_with_exactly_its_environment(capsys, monkeypatch):
+    import pwd
+    user = pwd.getpwuid(os.getuid()).pw_name
+    seen = []
+
+    def fake(self, cmd, environ_update=None, **kwargs):
+        script = cmd[cmd.index(sys.executable) + 1]
+        seen.append((cmd, environ_update, os.stat(os.path.dirname(script)).st_uid))
+        return 0, GRAPH_LINE + '\n', ''
+    monkeypatch.setattr(AnsibleModule, 'run_command', fake)
+    failed, result = run_module(capsys, {'python': sys.executable, 'run_as': user, 'env': {'NCCL_ALGO': 'Ring'},
+                                         'run_as_environment': {'HOME': '/var/lib/sglang', 'PATH': '/usr/bin'}})
+    assert failed is False, result
+    cmd, environ, _ = seen[0]
+    assert cmd[:9] == ['runuser', '-u', user, '--', 'env', '-i', 'HOME=/var/lib/sglang', 'NCCL_ALGO=Ring', 'PATH=/usr/bin']
+    assert cmd[9] == sys.executable and environ == {}
+    assert not os.path.exists(os.path.dirname(cmd[10]))  # its directory is removed afterwards
+
+
+def test_unknown_user_refused_before_the_probe(capsys, calls):
+    failed, result = run_module(capsys, {'python': sys.executable, 'run_as': 'no-such-user-gpuops'})
+    assert failed is True and 'cannot run the probe as no-such-user-gpuops' in result['msg'] and calls['calls'] == []
