@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sglang_service unit and environment files, rendered by ansible-playbook on this machine and read by systemd.
+
+- validate.yml refuses what cannot be written for systemd (a newline in an argument, an environment key that is not
+  a variable name, a control character in a value) before anything changes, naming the variable, never the value;
+- the rendered unit passes ``systemd-analyze verify``, systemd reads every ExecStart= word back as the role built it
+  (``systemd --test``, see tests/unit/plugins/module_utils/test_systemd_unit.py), and carries the hardening;
+- ``systemd-analyze security --offline=yes`` scores the hardened unit below 4 (the unit before scored 9.2).
+Before, the template quoted for a POSIX shell and validate.yml had no such check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_systemd_unit import (
+    ANALYZE, _decode_dump_words, _load_unit, needs_analyze, needs_systemd_test)
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+COLLECTIONS = os.path.join(ROOT, 'build', 'collections')
+ROLE = os.path.join(ROOT, 'roles', 'sglang_service')
+PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
+TASK = "Check the unit's and the environment files' values can be written for systemd"
+
+pytestmark = pytest.mark.skipif(PLAYBOOK is None or not os.path.isdir(COLLECTIONS),
+                                reason='needs ansible-playbook and build/collections (scripts/setup-controller.sh)')
+
+
+def _defaults():
+    with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
+        return yaml.safe_load(handle)
+
+
+def _play(tmp_path, tasks, play_vars):
+    book = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+             'vars': dict(_defaults(), ansible_python_interpreter=sys.executable, **play_vars), 'tasks': tasks}]
+    path = tmp_path / 'play.yml'
+    path.write_text(json.dumps(book))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
+               ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_HOME=str(tmp_path / 'home'))
+    proc = subprocess.run([PLAYBOOK, '-i', 'localhost,', str(path)], env=env, capture_output=True, text=True, timeout=300, check=False)
+    out = json.loads(proc.stdout[proc.stdout.index('{'):])
+    return dict((t['task']['name'], t['hosts']['localhost']) for t in out['plays'][0]['tasks'])
+
+
+ARGV = ['/opt/sglang/current/venv/bin/python', '-m', 'sglang.launch_server', '--model-path', '/srv/models/m', '--tp-size', '8']
+GOOD = {'sglang_service_model_path': '/srv/models/m', '__sglang_service_argv': ARGV,
+        '__sglang_service_host_environment': {'HOME': '/var/lib/sglang'}, '__sglang_service_stack_environment': {}}
+CASES = [
+    ('good', {}, None),
+    ('percent and dollar are escaped, not refused', {'sglang_service_extra_args': ['--x', '100% $HOME']}, None),
+    ('newline in an extra arg', {'sglang_service_extra_args': ['--api-key', 'sk-secret\nExecStartPre=/bin/sh']},
+     'sglang_service_extra_args: item 2 holds a newline'),
+    ('newline in the launch line', {'__sglang_service_argv': ARGV + ['--served-model-name', 'a\nb']},
+     'the command line of sglang.service: word 8 (after --served-model-name) holds a newline'),
+    ('key that injects LD_PRELOAD', {'sglang_service_environment': {'NCCL_DEBUG\nLD_PRELOAD': 'hf_secret'}},
+     'sglang_service_environment: "NCCL_DEBUG\\nLD_PRELOAD" is not an environment variable name'),
+    ('newline in a value', {'sglang_service_environment': {'HF_TOKEN': 'hf_secret\nLD_PRELOAD=/x.so'}},
+     'sglang_service_environment: the value of HF_TOKEN holds a newline'),
+    ('derived environment', {'__sglang_service_host_environment': {'HOME': '/var/lib/a\nb'}},
+     '/etc/sglang/sglang.env: the value of HOME holds a newline'),
+    ('relative writable path', {'sglang_service_read_write_paths': ['relative']},
+     'sglang_service_state_dir, sglang_service_cache_dir, sglang_service_read_write_paths: path 3 is not an absolute path'),
+]
+
+
+def test_validate_refuses_what_systemd_cannot_read(tmp_path):
+    with open(os.path.join(ROLE, 'tasks', 'validate.yml')) as handle:
+        tasks = yaml.safe_load(handle)
+    names = [t['name'] for t in tasks]
+    # Before the first task that looks at the host (and long before anything is written).
+    assert names.index(TASK) < names.index("Look for the model's and the draft model's config.json")
+    task = [t for t in tasks if t['name'] == TASK][0]
+    cases = []
+    for index, (_name, overrides, _expected) in enumerate(CASES):
+        cases.append(dict(task, name='case %d' % index, vars=dict(GOOD, **overrides), ignore_errors=True))
+    results = _play(tmp_path, cases, {})
+    for index, (name, _overrides, expected) in enumerate(CASES):
+        result = results['case %d' % index]
+        if expected is None:
+            assert not result.get('failed'), (name, result)
+            continue
+        assert result.get('failed'), name
+        msg = result['msg']
+        assert expected in msg, (name, msg)
+        assert 'secret' not in msg and '/x.so' not in msg, (name, msg)
+
+
+def _render(tmp_path, play_vars):
+    out = tmp_path / 'out'
+    venv = tmp_path / 'root' / 'current' / 'venv' / 'bin'
+    venv.mkdir(parents=True)
+    os.symlink(sys.executable, str(venv / 'python'))
+    tasks = [{'name': 'unit', 'ansible.builtin.template': {'src': os.path.join(ROLE, 'templates', 'sglang.service.j2'),
+                                                           'dest': str(out / 'sglang.service')}},
+             {'name': 'env', 'ansible.builtin.template': {'src': os.path.join(ROLE, 'templates', 'service.env.j2'),
+                                                          'dest': str(out / 'sglang.env')}}]
+    out.mkdir()
+    root = str(tmp_path / 'root')
+    argv = [root + '/current/venv/bin/python', '-m', 'sglang.launch_server', '--model-path', play_vars['sglang_service_model_path'],
+            '--tp-size', '8'] + play_vars.get('sglang_service_extra_args', [])
+    results = _play(tmp_path, tasks, dict({'sglang_service_root': root, '__sglang_service_argv': argv,
+                                           '__sglang_service_env_file': '/etc/sglang/sglang.env', '__sglang_service_secret_env_file': '/etc/sglang/sglang.secret.env', '__sglang_service_env_what': 'test',
+                                           '__sglang_service_env_source': 'test', '__sglang_service_env_values': {'HOME': '/var/lib/sglang'}},
+                                          **play_vars))
+    assert not any(r.get('failed') for r in results.values()), results
+    return argv, (out / 'sglang.service').read_text(), str(out / 'sglang.service')
+
+
+@needs_systemd_test
+@needs_analyze
+def test_rendered_unit_is_read_back_by_systemd(tmp_path):
+    extra = ['--x', '100% $HOME "q" \\ ;', ';', '']
+    argv, text, path = _render(tmp_path, {'sglang_service_model_path': '/srv/models/m%d $x', 'sglang_service_extra_args': extra})
+    verify = subprocess.run([ANALYZE, 'verify', path], capture_output=True, text=True, timeout=120, check=False)
+    assert verify.returncode == 0 and 'sglang.service' not in verify.stderr, verify.stderr
+    settings, _verify = _load_unit(text)
+    assert settings['Description'] == ['SGLang server (m%d $x, tp 8)']
+    assert _decode_dump_words(settings['Command Line'][0]) == [w.replace('$', '$$') for w in argv]
+    # systemd 252's dump has no NoNewPrivileges line: the unit text says it.
+    assert 'NoNewPrivileges=yes\n' in text
+    for setting, value in [('ProtectSystem', 'strict'), ('ProtectHome', 'yes'),
+                           ('PrivateTmp', 'yes'), ('PrivateDevices', 'no'), ('ProtectKernelTunables', 'yes'),
+                           ('ProtectControlGroups', 'yes'), ('RestrictSUIDSGID', 'yes'), ('LockPersonality', 'yes'),
+                           ('DevicePolicy', 'closed'), ('ReadWritePaths', '/var/lib/sglang /var/cache/sglang')]:
+        assert settings[setting] == [value], (setting, settings.get(setting))
+    assert {'char-nvidia rw', 'char-nvidia-uvm rw', 'char-nvidia-caps r'} <= set(settings['DeviceAllow'])
+    assert 'MemoryDenyWriteExecute=' not in text.replace('Not MemoryDenyWriteExecute=', '')
+
+
+@needs_analyze
+def test_security_exposure(tmp_path):
+    scores = {}
+    for hardening in (True, False):
+        sub = tmp_path / str(hardening)
+        sub.mkdir()
+        _argv, text, path = _render(sub, {'sglang_service_model_path': '/srv/models/m', 'sglang_service_hardening': hardening})
+        proc = subprocess.run([ANALYZE, 'security', '--offline=yes', '--no-pager', path], capture_output=True, text=True,
+                              timeout=120, check=False)
+        scores[hardening] = float(re.search(r'Overall exposure level for sglang\.service: ([0-9.]+)', proc.stdout).group(1))
+        assert ('ProtectSystem=' in text) is hardening
+    assert scores[True] < 4.0 and scores[False] > 9.0, scores
+
+
+def test_protect_home_read_only_for_a_model_under_home(tmp_path):
+    _argv, text, _path = _render(tmp_path, {'sglang_service_model_path': '/home/ml/models/m'})
+    assert 'ProtectHome=read-only\n' in text
