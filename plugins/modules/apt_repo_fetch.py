@@ -176,9 +176,9 @@ def _download(module, url, path, limit, missing_ok=False):
     """GET url into path (atomically); returns (sha256, size), or None for a 404 when missing_ok.
 
     ``limit`` is (bytes, where that number comes from), known before the request: the signed Release's size of an
-    index, the signed Packages' Size of a .deb, MAX_SIGNED_BYTES for InRelease, Release and Release.gpg: a Content-Length above it is refused before the body is read, and the
-    body is read in blocks that stop at limit + 1 bytes, so a larger answer is refused before that block is hashed or
-    written and never fills the disk.
+    index, the signed Packages' Size of a .deb, MAX_SIGNED_BYTES for InRelease, Release and Release.gpg. A
+    Content-Length above it is refused before the body is read, and the body is read in blocks that stop at
+    limit + 1 bytes, so a larger answer is refused before that block is hashed or written and never fills the disk.
     """
     response, info = fetch_url(module, url, timeout=module.params['timeout'])
     status = info.get('status', -1)
