@@ -18,6 +18,7 @@ description:
     reason for every package).
   - Returns the declaration with the stack id, the install order and every source URL resolved,
     on the local mirror when O(mirror_url) is given.
+  - Refuses a plain C(http://) mirror or upstream URL unless O(allow_insecure_http) is set with a reason.
   - Fails with one message that lists every problem found.
 options:
   _input:
@@ -30,6 +31,24 @@ options:
       - When empty, the upstream URLs are used.
     type: str
     default: ''
+  allow_insecure_http:
+    description:
+      - Accept a plain C(http://) mirror or upstream URL. Without it such a URL is refused, naming the URL, the variable
+        it came from and the fix.
+      - Needs O(insecure_http_reason). The result's C(insecure_http.allowed) is what the roles read before they let pip
+        (C(--trusted-host)) or apt use a plain-HTTP URL.
+    type: bool
+    default: false
+  insecure_http_reason:
+    description: Why plain HTTP is accepted at this site; required with O(allow_insecure_http).
+    type: str
+    default: ''
+  download_max_mb:
+    description:
+      - The largest file a download of the stack may write, in MiB; returned in bytes as C(download_max_bytes), and per
+        package as C(max_bytes) (its declared C(size) when given).
+    type: int
+    default: 4096
 """
 
 EXAMPLES = r"""
@@ -53,16 +72,27 @@ _value:
     disk_mb:
       description: Disk space the new stack needs, summed from the layers' estimates.
       type: int
+    download_max_bytes:
+      description: The cap of any file a download writes, in bytes.
+      type: int
+    insecure_http:
+      description: C(allowed) (whether plain-HTTP URLs are accepted) and C(reason) (the site's reason, empty when not allowed).
+      type: dict
 """
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_declaration import StackDeclarationError, resolve
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_declaration import (
+    DEFAULT_DOWNLOAD_MAX_MB, StackDeclarationError, resolve)
 
 
-def stack_resolve(declaration, mirror_url=''):
+def stack_resolve(declaration, mirror_url='', allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB):
     try:
-        return resolve(declaration, mirror_url=mirror_url or None)
+        return resolve(declaration, mirror_url=mirror_url or None, allow_insecure_http=boolean(allow_insecure_http, strict=True),
+                       insecure_http_reason=insecure_http_reason or '', download_max_mb=download_max_mb)
+    except TypeError as exc:
+        raise AnsibleFilterError('allow_insecure_http: %s' % exc)
     except StackDeclarationError as exc:
         raise AnsibleFilterError(str(exc))
 

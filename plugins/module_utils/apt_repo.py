@@ -30,6 +30,15 @@ import re
 # Names under which a flat repository's Release lists the package index, uncompressed first.
 PACKAGES_NAMES = ('Packages', 'Packages.xz', 'Packages.gz', 'Packages.bz2', 'Packages.lzma', 'Packages.zst', 'Packages.lz4')
 
+# Release checksum lists apt does not trust on their own (it needs SHA256 or better for every file it reads).
+WEAK_RELEASE_SUMS = ('MD5Sum', 'SHA1')
+
+GNUPG_PREFIX = '[GNUPG:] '
+# OpenPGP hash algorithm ids (RFC 4880 9.4) as VALIDSIG reports them; apt's gpgv method (methods/gpgv.cc, its Digests
+# table) trusts 8 to 11 and treats 0 to 3 (invalid, MD5, SHA1, RIPEMD160) as untrusted.
+DIGEST_NAMES = {'1': 'MD5', '2': 'SHA1', '3': 'RIPEMD160', '8': 'SHA256', '9': 'SHA384', '10': 'SHA512', '11': 'SHA224'}
+TRUSTED_DIGESTS = ('8', '9', '10', '11')
+
 # Each optional part takes its own leading blanks: the former form put a bare \s* between the optional parts, so
 # three blank runs stood side by side and a long run of blanks was split every possible way (cubic: 20,000 blanks
 # did not finish in 30 s). Same language, each blank run now has one owner.
@@ -277,8 +286,10 @@ def parse_release(text, now=None):
         if len(parts) != 3 or not re.match(r'^[0-9a-f]{64}$', parts[0]) or not _ascii_number(parts[1]):
             raise AptRepoError('Release SHA256 line %r is not "<sha256> <size> <name>"' % line)
         entries[parts[2]] = (parts[0], int(parts[1]))
+    weak = [field for field in WEAK_RELEASE_SUMS if fields.get(field.lower(), '').strip()]
     if not entries:
-        raise AptRepoError('Release lists no SHA256 sums (apt refuses a repository without them)')
+        raise AptRepoError('Release lists no SHA256 sums%s (apt refuses a repository without them)'
+                           % ((', only ' + ' and '.join(weak) + ', which apt does not trust') if weak else ''))
     valid_until = fields.get('valid-until')
     if valid_until:
         try:
@@ -290,12 +301,108 @@ def parse_release(text, now=None):
         now = now or datetime.datetime.now(datetime.timezone.utc)
         if until < now:
             raise AptRepoError('Release expired: Valid-Until %s' % valid_until)
-    return {'fields': fields, 'sha256': entries}
+    weak_only = set()
+    for field in WEAK_RELEASE_SUMS:
+        for line in fields.get(field.lower(), '').splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[2] not in entries:
+                weak_only.add(parts[2])
+    return {'fields': fields, 'sha256': entries, 'weak_only': sorted(weak_only)}
 
 
 def packages_entries(release):
-    """The package index files a flat Release lists, in PACKAGES_NAMES order: [(name, sha256, size)]."""
+    """The package index files a flat Release lists, in PACKAGES_NAMES order: [(name, sha256, size)].
+
+    Only the SHA256 list counts: an index the Release names only under MD5Sum or SHA1 is not taken (apt refuses it:
+    "no Hash entry in Release file ... which is considered strong enough for security purposes").
+    """
     return [(name,) + release['sha256'][name] for name in PACKAGES_NAMES if name in release['sha256']]
+
+
+def weak_only_indexes(release):
+    """The package indexes the Release lists only under MD5Sum or SHA1 (never taken), in PACKAGES_NAMES order."""
+    return [name for name in PACKAGES_NAMES if name in release.get('weak_only', ())]
+
+
+# ---------------------------------------------------------------------------------------------
+# gpgv's verdict, read as apt's gpgv method (methods/gpgv.cc) reads it
+# ---------------------------------------------------------------------------------------------
+
+def judge_gpgv_status(status, rc):
+    """gpgv's ``--status-fd`` lines and exit code -> the fingerprints of the good signatures; AptRepoError otherwise.
+
+    A signature counts only with both GOODSIG and VALIDSIG for the same key and a digest apt trusts (SHA224, SHA256,
+    SHA384, SHA512: apt's gpgv method treats MD5, SHA1, RIPEMD160 and unknown digests as untrusted). gpgv itself
+    exits 0 for a signature by an expired key (EXPKEYSIG), a revoked key (REVKEYSIG) and a SHA1 digest, and prints
+    VALIDSIG for them: apt refuses them, and so does this. BADSIG, ERRSIG, NO_PUBKEY, NODATA, EXPSIG, a non-zero exit
+    code or no good signature at all are refused too. The error names every reason found. KEYEXPIRED and KEYREVOKED
+    describe a key of the keyring, not necessarily the one that signed (an old subkey): as in apt they refuse nothing
+    on their own; KEYEXPIRED gives the date named for an EXPKEYSIG.
+    """
+    reasons = []
+    good = []
+    valid = []
+    expired_at = None
+    for line in status.splitlines():
+        if not line.startswith(GNUPG_PREFIX):
+            continue
+        tokens = line[len(GNUPG_PREFIX):].split()
+        if not tokens:
+            continue
+        word, args = tokens[0], tokens[1:]
+        keyid = args[0] if args else '?'
+        uid = ' '.join(args[1:])
+        named = 'key %s%s' % (keyid, (' (%s)' % uid) if uid else '')
+        if word == 'KEYEXPIRED' and args:
+            expired_at = _status_time(args[0])
+        elif word == 'GOODSIG':
+            good.append(keyid)
+        elif word == 'VALIDSIG' and len(args) >= 8:
+            digest = args[7]
+            valid.append(args[0])
+            if digest not in TRUSTED_DIGESTS:
+                reasons.append('signed by key %s with digest %s, which apt refuses (it trusts only SHA224, SHA256, SHA384, '
+                               'SHA512)' % (args[0], DIGEST_NAMES.get(digest, 'algorithm %s' % digest)))
+                valid.pop()
+        elif word == 'EXPKEYSIG':
+            reasons.append('signed by %s, which expired%s' % (named, (' on ' + expired_at) if expired_at else ''))
+        elif word == 'REVKEYSIG':
+            reasons.append('signed by %s, which is revoked' % named)
+        elif word == 'EXPSIG':
+            reasons.append('the signature by %s has expired' % named)
+        elif word == 'BADSIG':
+            reasons.append('BADSIG: the signature by %s does not match the content' % named)
+        elif word == 'ERRSIG':
+            reasons.append('ERRSIG: the signature by key %s cannot be checked' % keyid)
+        elif word == 'NO_PUBKEY':
+            reasons.append('NO_PUBKEY: signed by key %s, which is not in the keyring' % keyid)
+        elif word == 'NODATA':
+            reasons.append('NODATA: no signature found')
+    accepted = [fpr for fpr in valid if any(_same_key(fpr, keyid) for keyid in good)]
+    if rc != 0 and not reasons:
+        reasons.append('gpgv exited with %d' % rc)
+    if not accepted and not reasons:
+        reasons.append('no good signature')
+    if reasons:
+        raise AptRepoError('; '.join(reasons))
+    return accepted
+
+
+def _same_key(fingerprint, keyid):
+    """VALIDSIG gives a fingerprint, GOODSIG a long key id or a fingerprint (apt's IsTheSameKey)."""
+    return fingerprint.upper().endswith(keyid.upper()) and len(keyid) >= 16
+
+
+def _status_time(value):
+    """A status-fd time (seconds since the epoch, or ISO 8601 as 20200102T000000) -> 'YYYY-MM-DD HH:MM:SS UTC'."""
+    try:
+        if 'T' in value:
+            when = datetime.datetime.strptime(value, '%Y%m%dT%H%M%S')
+        else:
+            when = datetime.datetime.fromtimestamp(int(value), datetime.timezone.utc).replace(tzinfo=None)
+    except (ValueError, OverflowError, OSError):
+        return value
+    return when.strftime('%Y-%m-%d %H:%M:%S UTC')
 
 
 # ---------------------------------------------------------------------------------------------

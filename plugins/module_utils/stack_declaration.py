@@ -514,15 +514,82 @@ def declaration_digest(declaration):
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode('utf-8')).hexdigest()
 
 
-def resolve(declaration, mirror_url=None):
+def is_plain_http(url):
+    """True for an http:// URL (any case): what travels over it can be read and replaced on the path."""
+    return str(url or '').strip().lower().startswith('http://')
+
+
+def transport_problems(declaration, mirror_url=None, allow_insecure_http=False, insecure_http_reason=''):
+    """Refusals of plain-HTTP sources: the mirror, else every upstream (wheel indexes, wheel URLs, the CUDA apt repository).
+
+    Over http:// anyone on the path supplies what pip resolves beside the declared wheels (their requirements carry no
+    declared hash) and, for the apt repository, sees every request. A site that has no TLS on its mirror sets
+    ``stack_declaration_allow_insecure_http`` with a ``stack_declaration_insecure_http_reason``; nothing else opens it.
+    """
+    problems = []
+    reason = str(insecure_http_reason or '').strip()
+    if allow_insecure_http and not reason:
+        problems.append('stack_declaration_allow_insecure_http is true but stack_declaration_insecure_http_reason is empty: say why '
+                        'plain HTTP is accepted at this site (it is shown on every run), or drop the switch')
+    if allow_insecure_http:
+        return problems
+    fix = ('Fix: serve it over https://, or, where the site accepts plain HTTP, set stack_declaration_allow_insecure_http: true '
+           'with stack_declaration_insecure_http_reason (the declared sha256 and the apt signature are checked either way; '
+           'the requirements pip resolves beside the declared wheels are not hash-pinned).')
+    if mirror_url:
+        if is_plain_http(mirror_url):
+            problems.append('stack_declaration_mirror_url "%s" is plain HTTP: every wheel, index and the CUDA apt repository would '
+                            'come over it, readable and replaceable on the path. %s' % (mirror_url, fix))
+        return problems
+    for name, upstream in sorted((declaration.get('upstreams') or {}).items(), key=lambda item: str(item[0])):
+        if isinstance(upstream, dict) and is_plain_http(upstream.get('url')):
+            problems.append('stack_declaration_upstreams.%s.url "%s" is plain HTTP: what comes from it is readable and replaceable '
+                            'on the path. %s' % (name, upstream.get('url'), fix))
+    return problems
+
+
+DEFAULT_DOWNLOAD_MAX_MB = 4096
+
+
+def _download_cap_problems(declaration, download_max_mb):
+    """The download cap is a positive number of MiB; a package's declared ``size`` (bytes) is a positive integer within it."""
+    try:
+        cap = int(download_max_mb)
+    except (TypeError, ValueError):
+        cap = 0
+    if isinstance(download_max_mb, bool) or cap <= 0 or str(download_max_mb).strip() != str(cap):
+        return ['stack_declaration_download_max_mb "%s" must be a positive whole number of MiB (the largest file a download '
+                'may write)' % (download_max_mb,)]
+    problems = []
+    for layer in declaration.get('layers') or []:
+        for pkg in layer.get('packages') or []:
+            size = pkg.get('size')
+            if size in (None, ''):
+                continue
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                problems.append('layer %s, package %s: size %r must be the wheel\'s size in bytes (a positive integer)'
+                                % (layer.get('name'), pkg.get('name'), size))
+            elif size > cap * 1024 * 1024:
+                problems.append('layer %s, package %s: size %d is above stack_declaration_download_max_mb (%d MiB); raise the cap'
+                                % (layer.get('name'), pkg.get('name'), size, cap))
+    return problems
+
+
+def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB):
     """Validate and return the resolved declaration every role reads.
 
     Adds: ``id`` (name plus a digest of the content), ``cuda_tag``, per package ``index_url`` or
     ``url`` (on the mirror when ``mirror_url`` is given), ``pip_requirement`` (name==version),
     ``layer``, ``order``; ``packages`` (flat, in install order); ``disk_mb`` (sum of the layers'
-    estimates and the toolkit's); ``cuda.apt_repo_base_url``.
+    estimates and the toolkit's); ``cuda.apt_repo_base_url``; ``insecure_http`` (``allowed``, ``reason``: the one
+    switch every role reads before it lets pip or apt use a plain-HTTP URL, see transport_problems);
+    ``download_max_bytes`` (the cap of any file a download writes) and per package ``max_bytes`` (its declared ``size``
+    when given, which a fetched wheel must match before it is hashed, else that cap).
     """
     problems = validate(declaration)
+    if not problems:
+        problems = transport_problems(declaration, mirror_url, allow_insecure_http, insecure_http_reason)
+        problems += _download_cap_problems(declaration, download_max_mb)
     if problems:
         raise StackDeclarationError(problems)
     resolved = copy.deepcopy(declaration)
@@ -537,6 +604,9 @@ def resolve(declaration, mirror_url=None):
     resolved['id'] = '%s-%s' % (resolved.get('name') or 'stack', digest[:12])
     resolved['cuda_tag'] = cuda_tag(resolved['cuda']['version'])
     resolved['mirror_url'] = mirror
+    resolved['download_max_bytes'] = int(download_max_mb) * 1024 * 1024
+    resolved['insecure_http'] = {'allowed': bool(allow_insecure_http),
+                                 'reason': str(insecure_http_reason or '').strip() if allow_insecure_http else ''}
     resolved['cuda']['apt_repo_base_url'] = base(resolved['cuda'].get('upstream', 'nvidia_cuda'))
     resolved['cuda']['apt_repo_upstream_url'] = str(resolved['upstreams'][resolved['cuda'].get('upstream', 'nvidia_cuda')]['url']).rstrip('/')
     resolved['cuda']['driver_minimum'], resolved['cuda']['driver_minimum_from'] = driver_minimum(resolved['cuda'])
@@ -556,6 +626,8 @@ def resolve(declaration, mirror_url=None):
             pkg.setdefault('sha256', None)
             pkg.setdefault('sha256_policy', 'pinned')
             pkg.setdefault('dependencies', 'none')
+            pkg.setdefault('size', None)
+            pkg['max_bytes'] = pkg['size'] or resolved['download_max_bytes']
             if pkg['source'] == 'index':
                 pkg['index_url'] = _join(base(pkg['upstream']), pkg['index_path'])
                 pkg['url'] = None

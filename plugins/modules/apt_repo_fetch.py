@@ -151,6 +151,13 @@ from ansible_collections.gpuops.sglang_stack.plugins.module_utils import apt_rep
 
 RECORD = 'fetch.json'
 CHUNK = 1024 * 1024
+# InRelease, Release and Release.gpg: nothing gives their size before they are verified. apt caps them at
+# Acquire::MaxReleaseFileSize, 10,000,000 bytes by default (apt-pkg/acquire-item.cc); NVIDIA's are a few kB.
+MAX_SIGNED_BYTES = 10 * 1000 * 1000
+# A compressed Packages index is checked against the Release before it is read; what it decompresses to is capped
+# here (NVIDIA's largest uncompressed Packages is a few MB).
+MAX_INDEX_BYTES = 256 * 1024 * 1024
+SIGNED_CAP = (MAX_SIGNED_BYTES, "the cap of a Release file, apt's Acquire::MaxReleaseFileSize default")
 
 
 class FetchError(Exception):
@@ -165,14 +172,25 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
-def _download(module, url, path, missing_ok=False):
-    """GET url into path (atomically); returns (sha256, size), or None for a 404 when missing_ok."""
+def _download(module, url, path, limit, missing_ok=False):
+    """GET url into path (atomically); returns (sha256, size), or None for a 404 when missing_ok.
+
+    ``limit`` is (bytes, where that number comes from), known before the request: the signed Release's size of an
+    index, the signed Packages' Size of a .deb, MAX_SIGNED_BYTES for InRelease, Release and Release.gpg. A
+    Content-Length above it is refused before the body is read, and the body is read in blocks that stop at
+    limit + 1 bytes, so a larger answer is refused before that block is hashed or written and never fills the disk.
+    """
     response, info = fetch_url(module, url, timeout=module.params['timeout'])
     status = info.get('status', -1)
     if status == 404 and missing_ok:
         return None
     if response is None or status != 200:
         raise FetchError('%s: not fetched (HTTP %s: %s)' % (url, status, info.get('msg', 'no answer')))
+    limit, why = limit
+    announced = str(info.get('content-length') or '').strip()
+    if announced.isdigit() and int(announced) > limit:
+        raise FetchError('%s: refused: the server announces %s bytes, more than the %d allowed (%s); nothing was read'
+                         % (url, announced, limit, why))
     digest = hashlib.sha256()
     size = 0
     handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.partial-')
@@ -180,11 +198,14 @@ def _download(module, url, path, missing_ok=False):
         with os.fdopen(handle, 'wb') as out:
             while True:
                 try:
-                    block = response.read(CHUNK)
+                    block = response.read(min(CHUNK, limit + 1 - size))
                 except Exception as exc:  # pylint: disable=broad-except
                     raise FetchError('%s: transfer broke off after %d bytes (%s)' % (url, size, to_native(exc)))
                 if not block:
                     break
+                if size + len(block) > limit:
+                    raise FetchError('%s: refused: more than the %d bytes allowed (%s); the download was stopped there and '
+                                     'discarded' % (url, limit, why))
                 digest.update(block)
                 size += len(block)
                 out.write(block)
@@ -205,6 +226,7 @@ def _check(url, path, actual, expected, what):
 
 
 def _gpgv(module, keyring, args, url):
+    """Verify with gpgv against ``keyring`` only; the status lines are judged as apt judges them (apt_repo.judge_gpgv_status)."""
     home = tempfile.mkdtemp(prefix='apt-repo-fetch-gnupg-')
     try:
         with open(keyring, 'rb') as handle:
@@ -214,17 +236,23 @@ def _gpgv(module, keyring, args, url):
             handle.write(key)
         gpgv = module.get_bin_path('gpgv', required=True)
         rc, out, err = module.run_command([gpgv, '--homedir', home, '--status-fd', '1', '--keyring', ring] + args)
-        status = [line for line in out.splitlines() if line.startswith('[GNUPG:] ')]
-        good = [line.split()[2] for line in status if line.startswith('[GNUPG:] VALIDSIG ')]
-        if rc != 0 or not good:
-            reason = [line[9:] for line in status if line.split()[1] in ('BADSIG', 'ERRSIG', 'NO_PUBKEY', 'EXPKEYSIG', 'REVKEYSIG', 'NODATA')]
-            raise FetchError('%s: signature not valid against %s (gpgv rc %d: %s)' % (
-                url, keyring, rc, '; '.join(reason) or (err.strip().splitlines() or ['no valid signature'])[-1]))
-        return good
+        try:
+            return apt_repo.judge_gpgv_status(out, rc)
+        except apt_repo.AptRepoError as exc:
+            raise FetchError('%s: signature not valid against %s (gpgv rc %d: %s)' % (url, keyring, rc, exc))
     except apt_repo.AptRepoError as exc:
         raise FetchError('%s: %s' % (keyring, exc))
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _decompressed(opener, path, url):
+    """The content of a compressed index, refused beyond MAX_INDEX_BYTES (a small file may expand without bound)."""
+    with opener(path, 'rb') as handle:
+        text = handle.read(MAX_INDEX_BYTES + 1)
+    if len(text) > MAX_INDEX_BYTES:
+        raise FetchError('%s: refused: it decompresses to more than %d bytes' % (url, MAX_INDEX_BYTES))
+    return text
 
 
 def _local_name(filename):
@@ -261,8 +289,8 @@ def fetch(module, key, record_path):
     fetched = []
     total = [0]
 
-    def get(name, expected=None, missing_ok=False):
-        result = _download(module, url + posixpath.normpath(name), os.path.join(dest, name), missing_ok)
+    def get(name, limit, expected=None, missing_ok=False):
+        result = _download(module, url + posixpath.normpath(name), os.path.join(dest, name), limit, missing_ok)
         if result is None:
             return None
         total[0] += result[1]
@@ -274,7 +302,7 @@ def fetch(module, key, record_path):
     signed = False
     body = os.path.join(dest, '.Release.verified')
     try:
-        if get('InRelease', missing_ok=True) is not None:
+        if get('InRelease', SIGNED_CAP, missing_ok=True) is not None:
             try:
                 _gpgv(module, params['keyring'], ['--output', body, os.path.join(dest, 'InRelease')], url + 'InRelease')
             except FetchError:
@@ -285,8 +313,8 @@ def fetch(module, key, record_path):
                 if os.path.exists(os.path.join(dest, stale)):
                     os.unlink(os.path.join(dest, stale))
         else:
-            get('Release')
-            get('Release.gpg')
+            get('Release', SIGNED_CAP)
+            get('Release.gpg', SIGNED_CAP)
             try:
                 _gpgv(module, params['keyring'], [os.path.join(dest, 'Release.gpg'), os.path.join(dest, 'Release')], url + 'Release.gpg')
             except FetchError:
@@ -306,9 +334,13 @@ def fetch(module, key, record_path):
         raise FetchError('%s: %s' % (url + ('InRelease' if signed else 'Release'), exc))
     indexes = apt_repo.packages_entries(release)
     if not indexes:
+        weak = apt_repo.weak_only_indexes(release)
+        if weak:
+            raise FetchError('%s: the signed Release lists %s only with MD5Sum or SHA1 sums, which apt refuses (it needs SHA256)'
+                             % (url + ('InRelease' if signed else 'Release'), ', '.join(weak)))
         raise FetchError('%s: the signed Release lists no package index (%s)' % (url, ', '.join(apt_repo.PACKAGES_NAMES)))
     for name, sha, size in indexes:
-        get(name, (sha, size))
+        get(name, (size, 'its size in the signed Release'), (sha, size))
     text = None
     for name, sha, size in indexes:
         path = os.path.join(dest, name)
@@ -316,14 +348,11 @@ def fetch(module, key, record_path):
             with open(path, 'rb') as handle:
                 text = handle.read()
         elif name.endswith('.gz'):
-            with gzip.open(path, 'rb') as handle:
-                text = handle.read()
+            text = _decompressed(gzip.open, path, url + name)
         elif name.endswith(('.xz', '.lzma')):
-            with lzma.open(path, 'rb') as handle:
-                text = handle.read()
+            text = _decompressed(lzma.open, path, url + name)
         elif name.endswith('.bz2'):
-            with bz2.open(path, 'rb') as handle:
-                text = handle.read()
+            text = _decompressed(bz2.open, path, url + name)
         if text is not None:
             break
     if text is None:
@@ -336,12 +365,16 @@ def fetch(module, key, record_path):
     packages = []
     for stanza in closure['packages']:
         name = _local_name(stanza['filename'])
-        expected = (stanza['sha256'], int(stanza.get('size', '-1')))
+        size = stanza.get('size', '')
+        if not (size.isascii() and size.isdigit() and len(size) <= 18):
+            raise FetchError('%s: the paragraph of %s %s has no Size (%r): without it the download of %s has no cap; apt needs it too'
+                             % (url + indexes[0][0], stanza['package'], stanza['version'], size, name))
+        expected = (stanza['sha256'], int(size))
         path = os.path.join(dest, name)
         if not os.path.isdir(os.path.dirname(path)):
             os.makedirs(os.path.dirname(path))
         if not (os.path.isfile(path) and os.path.getsize(path) == expected[1] and sha256_file(path) == expected[0]):
-            result = get(name)
+            result = get(name, (expected[1], 'its Size in the signed Packages index'))
             _check(url + posixpath.normpath(name), path, result, expected,
                    'against the signed Packages index of %s %s' % (stanza['package'], stanza['version']))
         packages.append({'package': stanza['package'], 'version': stanza['version'], 'filename': name,

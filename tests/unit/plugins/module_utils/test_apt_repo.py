@@ -409,3 +409,56 @@ def test_long_field_of_continuation_lines_is_linear():
     stanzas, seconds = timed(apt_repo.parse_stanzas, text)
     assert seconds < BOUND_S
     assert stanzas[0]['description'] == 'x' + '\n.' * (N // 3 * 2)
+
+
+# --- gpgv's status lines, judged as apt's gpgv method judges them -------------------------------------------------
+# Recorded from gpgv 2.2.40 (the keys of tests/unit/plugins/modules/test_apt_repo_fetch.py, which runs the real gpgv).
+
+FPR = '0BF392B5B0B2D11D71405E4761824269AAD52CDF'
+GOOD = ('[GNUPG:] NEWSIG\n[GNUPG:] KEY_CONSIDERED %s 0\n[GNUPG:] SIG_ID x 2026-12-04 1796416353\n'
+        '[GNUPG:] GOODSIG 61824269AAD52CDF repo <repo@test.invalid>\n'
+        '[GNUPG:] VALIDSIG %s 2026-12-04 1796416353 0 4 0 22 8 01 %s\n' % (FPR, FPR, FPR))
+
+
+def test_gpgv_good_sha256_signature_gives_the_fingerprint():
+    assert apt_repo.judge_gpgv_status(GOOD, 0) == [FPR]
+    assert apt_repo.judge_gpgv_status(GOOD.replace(' 22 8 01 ', ' 22 10 01 '), 0) == [FPR]
+
+
+@pytest.mark.parametrize('status, rc, reason', [
+    (GOOD.replace('[GNUPG:] GOODSIG', '[GNUPG:] KEYEXPIRED 1577923200\n[GNUPG:] EXPKEYSIG'), 0,
+     'signed by key 61824269AAD52CDF (repo <repo@test.invalid>), which expired on 2020-01-02 00:00:00 UTC'),
+    (GOOD.replace('[GNUPG:] GOODSIG', '[GNUPG:] REVKEYSIG'), 0,
+     'signed by key 61824269AAD52CDF (repo <repo@test.invalid>), which is revoked'),
+    (GOOD.replace(' 22 8 01 ', ' 1 2 01 '), 0,
+     'signed by key %s with digest SHA1, which apt refuses (it trusts only SHA224, SHA256, SHA384, SHA512)' % FPR),
+    (GOOD.replace(' 22 8 01 ', ' 1 1 01 '), 0, 'with digest MD5, which apt refuses'),
+    (GOOD.replace(' 22 8 01 ', ' 1 3 01 '), 0, 'with digest RIPEMD160, which apt refuses'),
+    (GOOD.replace(' 22 8 01 ', ' 1 5 01 '), 0, 'with digest algorithm 5, which apt refuses'),
+    (GOOD.replace('[GNUPG:] GOODSIG', '[GNUPG:] EXPSIG'), 1, 'the signature by key 61824269AAD52CDF (repo <repo@test.invalid>) has expired'),
+    ('[GNUPG:] BADSIG 61824269AAD52CDF repo <repo@test.invalid>\n', 1, 'BADSIG: the signature by key 61824269AAD52CDF'),
+    ('[GNUPG:] ERRSIG 61824269AAD52CDF 22 8 01 1796416353 9 -\n[GNUPG:] NO_PUBKEY 61824269AAD52CDF\n', 2,
+     'NO_PUBKEY: signed by key 61824269AAD52CDF, which is not in the keyring'),
+    ('[GNUPG:] NODATA 1\n', 2, 'NODATA: no signature found'),
+    ('', 0, 'no good signature'),
+    (GOOD, 2, 'gpgv exited with 2'),
+    # VALIDSIG without GOODSIG for that key (another key's GOODSIG) is no good signature
+    (GOOD.replace('GOODSIG 61824269AAD52CDF', 'GOODSIG 0000000000000000'), 0, 'no good signature'),
+])
+def test_gpgv_signatures_apt_refuses_are_refused(status, rc, reason):
+    with pytest.raises(apt_repo.AptRepoError) as info:
+        apt_repo.judge_gpgv_status(status, rc)
+    assert reason in str(info.value)
+
+
+def test_a_key_expired_elsewhere_in_the_keyring_refuses_nothing_alone():
+    """KEYEXPIRED names a key of the keyring (an old subkey), not the signer: apt ignores it; so does this."""
+    assert apt_repo.judge_gpgv_status('[GNUPG:] KEYEXPIRED 1577923200\n' + GOOD, 0) == [FPR]
+
+
+def test_release_names_the_indexes_listed_only_with_weak_sums():
+    release = apt_repo.parse_release('Origin: x\nMD5Sum:\n %s 10 Packages\nSHA256:\n %s 10 Contents\n' % ('a' * 32, 'b' * 64))
+    assert apt_repo.packages_entries(release) == []
+    assert apt_repo.weak_only_indexes(release) == ['Packages']
+    with pytest.raises(apt_repo.AptRepoError, match='no SHA256 sums, only MD5Sum and SHA1, which apt does not trust'):
+        apt_repo.parse_release('Origin: x\nMD5Sum:\n %s 10 Packages\nSHA1:\n %s 10 Packages\n' % ('a' * 32, 'a' * 40))

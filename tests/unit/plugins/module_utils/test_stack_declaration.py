@@ -61,7 +61,7 @@ def test_resolve_upstream_urls(decl):
 
 
 def test_resolve_on_mirror_keeps_the_upstream_layout(decl):
-    resolved = sd.resolve(decl, mirror_url='http://upstream-mirror:8080/')
+    resolved = sd.resolve(decl, mirror_url='http://upstream-mirror:8080/', allow_insecure_http=True, insecure_http_reason=TESTBED_REASON)
     assert pkg(resolved, 'torch')['index_url'] == 'http://upstream-mirror:8080/pytorch/whl/nightly/cu130'
     assert pkg(resolved, 'flashinfer-python')['index_url'] == 'http://upstream-mirror:8080/pypi/simple'
     assert pkg(resolved, 'sgl-kernel')['url'].startswith('http://upstream-mirror:8080/sgl-whl/releases/download/v0.3.21/')
@@ -70,12 +70,111 @@ def test_resolve_on_mirror_keeps_the_upstream_layout(decl):
 
 def test_id_depends_on_content_not_on_sources(decl):
     upstream = sd.resolve(decl)
-    mirrored = sd.resolve(decl, mirror_url='http://upstream-mirror:8080')
+    mirrored = sd.resolve(decl, mirror_url='https://upstream-mirror:8443')
     assert upstream['id'] == mirrored['id']
     changed = copy.deepcopy(decl)
     pkg(changed, 'sglang')['version'] = '0.5.10'
     pkg(changed, 'sglang')['filename'] = 'sglang-0.5.10-py3-none-any.whl'
     assert sd.resolve(changed)['id'] != upstream['id']
+
+
+TESTBED_REASON = 'the local test mirror has no TLS; the content is still hash- and signature-checked'
+
+
+# --- Plain HTTP: refused unless the site switches it on with a reason (issue: transport) ------------------------------
+
+def test_plain_http_mirror_is_refused_naming_the_url_the_variable_and_the_fix(decl):
+    with pytest.raises(sd.StackDeclarationError) as info:
+        sd.resolve(decl, mirror_url='http://upstream-mirror:8080')
+    assert len(info.value.problems) == 1
+    problem = info.value.problems[0]
+    assert problem.startswith('stack_declaration_mirror_url "http://upstream-mirror:8080" is plain HTTP')
+    assert 'Fix: serve it over https://, or, where the site accepts plain HTTP, set stack_declaration_allow_insecure_http: true ' \
+        'with stack_declaration_insecure_http_reason' in problem
+
+
+@pytest.mark.parametrize('url', ['http://download.pytorch.org', 'HTTP://download.pytorch.org', ' http://download.pytorch.org'])
+def test_plain_http_upstream_is_refused(decl, url):
+    decl['upstreams']['pytorch']['url'] = url
+    with pytest.raises(sd.StackDeclarationError) as info:
+        sd.resolve(decl)
+    assert [p.split(' is plain HTTP')[0] for p in info.value.problems] == ['stack_declaration_upstreams.pytorch.url "%s"' % url]
+
+
+def test_plain_http_cuda_repository_upstream_is_refused(decl):
+    decl['upstreams']['nvidia_cuda']['url'] = 'http://developer.download.nvidia.com/compute/cuda'
+    with pytest.raises(sd.StackDeclarationError, match='stack_declaration_upstreams.nvidia_cuda.url "http://developer.download.nvidia.com'):
+        sd.resolve(decl)
+
+
+def test_the_switch_without_a_reason_is_refused(decl):
+    for reason in ('', '   ', None):
+        with pytest.raises(sd.StackDeclarationError) as info:
+            sd.resolve(decl, mirror_url='http://upstream-mirror:8080', allow_insecure_http=True, insecure_http_reason=reason)
+        assert info.value.problems == ['stack_declaration_allow_insecure_http is true but stack_declaration_insecure_http_reason is empty: '
+                                       'say why plain HTTP is accepted at this site (it is shown on every run), or drop the switch']
+
+
+def test_the_switch_with_a_reason_accepts_plain_http_and_says_so(decl):
+    resolved = sd.resolve(decl, mirror_url='http://upstream-mirror:8080', allow_insecure_http=True, insecure_http_reason=' ' + TESTBED_REASON)
+    assert resolved['insecure_http'] == {'allowed': True, 'reason': TESTBED_REASON}
+    assert pkg(resolved, 'torch')['index_url'] == 'http://upstream-mirror:8080/pytorch/whl/nightly/cu130'
+
+
+def test_https_needs_no_switch_and_the_switch_is_off(decl):
+    assert sd.resolve(decl)['insecure_http'] == {'allowed': False, 'reason': ''}
+    assert sd.resolve(decl, mirror_url='https://mirror.example:8443')['insecure_http'] == {'allowed': False, 'reason': ''}
+
+
+def test_an_https_mirror_replaces_plain_http_upstreams(decl):
+    """With a mirror no upstream URL is fetched from: only the mirror's scheme counts."""
+    decl['upstreams']['pytorch']['url'] = 'http://download.pytorch.org'
+    assert sd.resolve(decl, mirror_url='https://mirror.example')['mirror_url'] == 'https://mirror.example'
+
+
+def test_the_filter_refuses_plain_http_and_reads_the_switch(decl):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.gpuops.sglang_stack.plugins.filter.stack_resolve import stack_resolve
+    with pytest.raises(AnsibleFilterError, match='stack_declaration_mirror_url "http://m:8080" is plain HTTP'):
+        stack_resolve(decl, mirror_url='http://m:8080')
+    with pytest.raises(AnsibleFilterError, match='stack_declaration_mirror_url "http://m:8080" is plain HTTP'):
+        stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='false', insecure_http_reason=TESTBED_REASON)
+    assert stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='true',
+                         insecure_http_reason=TESTBED_REASON)['insecure_http']['allowed'] is True
+    with pytest.raises(AnsibleFilterError, match='allow_insecure_http'):
+        stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='maybe', insecure_http_reason=TESTBED_REASON)
+
+
+def test_the_example_inventory_is_https_and_sets_no_switch():
+    with open(EXAMPLE) as f:
+        example = yaml.safe_load(f)
+    assert 'stack_declaration_allow_insecure_http' not in example
+    assert not [u['url'] for u in example['stack_declaration_upstreams'].values() if sd.is_plain_http(u['url'])]
+    assert not sd.is_plain_http(example['stack_declaration_mirror_url'])
+
+
+# --- Download caps --------------------------------------------------------------------------------------------------
+
+def test_download_cap_defaults_to_4_gib_and_a_declared_size_is_the_package_cap(decl):
+    resolved = sd.resolve(decl)
+    assert resolved['download_max_bytes'] == 4096 * 1024 * 1024
+    assert set(p['max_bytes'] for p in resolved['packages']) == {4096 * 1024 * 1024}
+    pkg(decl, 'sglang')['size'] = 4200000
+    resolved = sd.resolve(decl, download_max_mb='100')
+    assert pkg(resolved, 'sglang')['max_bytes'] == 4200000 and pkg(resolved, 'torch')['max_bytes'] == 100 * 1024 * 1024
+
+
+@pytest.mark.parametrize('cap', [0, -1, 'lots', '1.5', None, True])
+def test_a_download_cap_that_is_not_a_positive_number_is_refused(decl, cap):
+    with pytest.raises(sd.StackDeclarationError, match='stack_declaration_download_max_mb .* must be a positive whole number'):
+        sd.resolve(decl, download_max_mb=cap)
+
+
+@pytest.mark.parametrize('size, message', [(-5, 'must be the wheel'), ('12', 'must be the wheel'), (5 * 1024 * 1024 * 1024, 'above')])
+def test_a_declared_size_that_is_not_bytes_within_the_cap_is_refused(decl, size, message):
+    pkg(decl, 'sglang')['size'] = size
+    with pytest.raises(sd.StackDeclarationError, match='layer sglang, package sglang: size .*' + message):
+        sd.resolve(decl)
 
 
 def problems_after(decl, mutate):

@@ -63,8 +63,13 @@ def keys(tmp_path_factory):
         subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False, capture_output=True)
 
 
-def build_repo(root, key_home, inrelease=True, label=b'test', description=b''):
-    """label: the Release's Label; description: appended to each Packages Description (both bytes, as served)."""
+def build_repo(root, key_home, inrelease=True, label=b'test', description=b'', sign_args=('--digest-algo', 'SHA256'),
+               indexes=('Packages', 'Packages.gz'), weak_indexes=(), size_field=True, sha256_extra=b''):
+    """label: the Release's Label; description: appended to each Packages Description (both bytes, as served).
+
+    sign_args: gpg options of both signatures (digest, faked time); indexes: the package indexes the Release lists
+    under SHA256, weak_indexes those it lists only under MD5Sum; size_field: whether Packages gives each Size.
+    """
     root.mkdir(parents=True, exist_ok=True)
     stanzas = []
     for name, (version, depends, data) in sorted(DEBS.items()):
@@ -73,27 +78,42 @@ def build_repo(root, key_home, inrelease=True, label=b'test', description=b''):
         stanza = 'Package: %s\nVersion: %s\nArchitecture: amd64\n' % (name, version)
         if depends:
             stanza += 'Depends: %s\n' % depends
-        stanza += 'Filename: %s\nSize: %d\nSHA256: %s\nDescription: %s' % (filename, len(data), sha256(data), name)
+        stanza += 'Filename: %s\n%sSHA256: %s\nDescription: %s' % (
+            filename, ('Size: %d\n' % len(data)) if size_field else '', sha256(data), name)
         stanzas.append(stanza.encode() + description + b'\n')
     packages = b'\n'.join(stanzas)
     (root / 'Packages').write_bytes(packages)
     (root / 'Packages.gz').write_bytes(gzip.compress(packages, mtime=0))
-    release = b'Origin: test\nLabel: ' + label + b'\nSHA256:\n'
-    for name in ('Packages', 'Packages.gz'):
+    release = b'Origin: test\nLabel: ' + label + b'\n'
+    if weak_indexes:
+        release += b'MD5Sum:\n'
+        for name in weak_indexes:
+            data = (root / name).read_bytes()
+            release += (' %s %16d %s\n' % (hashlib.md5(data).hexdigest(), len(data), name)).encode()
+    release += b'SHA256:\n' + sha256_extra
+    for name in indexes:
         data = (root / name).read_bytes()
         release += (' %s %16d %s\n' % (sha256(data), len(data), name)).encode()
     (root / 'Release').write_bytes(release)
     if inrelease:
-        gpg(key_home, '--clearsign', '--digest-algo', 'SHA256', '--output', str(root / 'InRelease'), str(root / 'Release'))
-    gpg(key_home, '--armor', '--detach-sign', '--digest-algo', 'SHA256', '--output', str(root / 'Release.gpg'), str(root / 'Release'))
+        gpg(key_home, *(list(sign_args) + ['--clearsign', '--output', str(root / 'InRelease'), str(root / 'Release')]))
+    gpg(key_home, *(list(sign_args) + ['--armor', '--detach-sign', '--output', str(root / 'Release.gpg'), str(root / 'Release')]))
     return root
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     requests = []
+    # False: answer without Content-Length (HTTP/1.0, the body ends when the connection closes), as a server that
+    # streams may; the cap must then hold while reading.
+    content_length = True
 
     def log_message(self, *args):
         Handler.requests.append(self.path)
+
+    def send_header(self, keyword, value):
+        if keyword.lower() == 'content-length' and not Handler.content_length:
+            return
+        super(Handler, self).send_header(keyword, value)
 
 
 @pytest.fixture
@@ -101,6 +121,7 @@ def server(tmp_path):
     root = tmp_path / 'www'
     root.mkdir()
     Handler.requests = []
+    Handler.content_length = True
     httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -206,9 +227,10 @@ def test_a_deb_that_is_not_the_indexed_one_is_refused(capsys, tmp_path, server, 
 
 
 def test_an_index_that_is_not_the_signed_one_is_refused(capsys, tmp_path, server, keys):
+    """Same size, other content (a larger one is refused by its size before its sha256: see the size cap tests)."""
     src = build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'])
     expected = sha256((src / 'Packages').read_bytes())
-    (src / 'Packages').write_bytes((src / 'Packages').read_bytes() + b'\n')
+    (src / 'Packages').write_bytes((src / 'Packages').read_bytes().replace(b'Description: cuda', b'Description: CUDA'))
     failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
     assert failed
     assert '%sPackages: sha256 mismatch (against the signed Release): expected %s' % (server['url'], expected) in result['msg']
@@ -268,3 +290,200 @@ def test_utf8_beyond_ascii_is_read(capsys, tmp_path, server, keys):
     failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
     assert not failed, result['msg']
     assert [p['package'] for p in result['packages']] == ['cuda-toolkit-13-0', 'cuda-compiler-13-0', 'cuda-toolkit-config-common']
+
+
+# --- Signatures apt refuses although gpgv exits 0 (issue: transport) ---------------------------------------------
+#
+# gpgv exits 0 and prints VALIDSIG for a signature by an expired key (EXPKEYSIG), by a revoked key (REVKEYSIG) and for
+# a SHA1 digest; apt's gpgv method refuses all three. The keys are made here: gpg 2.2 cannot give a key an expiry in
+# the past, so the expired key is made and used with --faked-system-time in 2020 with a validity of one day; the
+# revoked key signs from its own home (gpg signs with no revoked key) while the keyring given to the module is its
+# public key exported from a second home that imported it with the revocation certificate gpg wrote into
+# openpgp-revocs.d/ when it made the key.
+
+FAKED = '--faked-system-time'
+
+
+@pytest.fixture(scope='module')
+def odd_keys(tmp_path_factory):
+    base = tmp_path_factory.mktemp('odd-keys')
+    out = {}
+    expired = base / 'expired'
+    expired.mkdir(mode=0o700)
+    gpg(expired, FAKED, '20200101T000000', '--quick-gen-key', 'expired <expired@test.invalid>', 'ed25519', 'sign', '1d')
+    revoked = base / 'revoked'
+    revoked.mkdir(mode=0o700)
+    gpg(revoked, '--quick-gen-key', 'revoked <revoked@test.invalid>', 'ed25519', 'sign', 'never')
+    weak = base / 'weak'
+    weak.mkdir(mode=0o700)
+    # RSA: an ed25519 key cannot sign a SHA1 digest.
+    gpg(weak, '--quick-gen-key', 'weak <weak@test.invalid>', 'rsa2048', 'sign', 'never')
+    # Made in 2020, never expires: its signatures may be dated then, with an expiry of their own.
+    old = base / 'old'
+    old.mkdir(mode=0o700)
+    gpg(old, FAKED, '20200101T000000', '--quick-gen-key', 'old <old@test.invalid>', 'ed25519', 'sign', 'never')
+    homes = (('expired', expired), ('revoked', revoked), ('weak', weak), ('old', old))
+    for name, home in homes:
+        fpr = [line.split(':')[9] for line in gpg(home, '--list-keys', '--with-colons').stdout.decode().splitlines()
+               if line.startswith('fpr:')][0]
+        out[name] = {'home': home, 'fingerprint': fpr, 'armored': base / (name + '.asc')}
+    for name, entry in out.items():
+        entry['armored'].write_bytes(gpg(entry['home'], '--export', '--armor').stdout)
+    # The certificate gpg stored at creation, its armor line escaped with ':' against an accidental import.
+    certificate = (revoked / 'openpgp-revocs.d' / (out['revoked']['fingerprint'] + '.rev')).read_text()
+    (base / 'revocation.asc').write_text(certificate.replace(':-----BEGIN PGP PUBLIC KEY BLOCK-----', '-----BEGIN PGP PUBLIC KEY BLOCK-----'))
+    public = base / 'revoked-public'
+    public.mkdir(mode=0o700)
+    gpg(public, '--import', str(out['revoked']['armored']))
+    gpg(public, '--import', str(base / 'revocation.asc'))
+    out['revoked']['armored'].write_bytes(gpg(public, '--export', '--armor').stdout)
+    assert 'rev' in gpg(public, '--list-keys').stdout.decode()
+    yield out
+    for dummy, home in homes + (('public', public),):
+        subprocess.run(['gpgconf', '--homedir', str(home), '--kill', 'all'], check=False, capture_output=True)
+
+
+def odd_args(server, odd_keys, name, dest, **extra):
+    return dict(args(server, {'repo': {'armored': odd_keys[name]['armored']}}, dest), **extra)
+
+
+def test_a_signature_by_an_expired_key_is_refused(capsys, tmp_path, server, odd_keys):
+    # Signed an hour after the key was made, within its one day: today the key has expired.
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['expired']['home'],
+               sign_args=(FAKED, '20200101T010000', '--digest-algo', 'SHA256'))
+    failed, result = run(capsys, odd_args(server, odd_keys, 'expired', tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: signature not valid against %s (gpgv rc 0: signed by key %s (expired '
+                                    '<expired@test.invalid>), which expired on 2020-01-02 00:00:00 UTC)'
+                                    % (server['url'], odd_keys['expired']['armored'], odd_keys['expired']['fingerprint'][-16:])), result['msg']
+    assert not (tmp_path / 'cache' / 'fetch.json').exists()
+    assert not (tmp_path / 'cache' / 'InRelease').exists()
+
+
+def test_a_release_gpg_by_an_expired_key_is_refused(capsys, tmp_path, server, odd_keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['expired']['home'], inrelease=False,
+               sign_args=(FAKED, '20200101T010000', '--digest-algo', 'SHA256'))
+    failed, result = run(capsys, odd_args(server, odd_keys, 'expired', tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sRelease.gpg: signature not valid against ' % server['url']), result['msg']
+    assert 'which expired on 2020-01-02 00:00:00 UTC' in result['msg']
+    assert not (tmp_path / 'cache' / 'Release').exists()
+
+
+def test_a_signature_by_a_revoked_key_is_refused(capsys, tmp_path, server, odd_keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['revoked']['home'])
+    failed, result = run(capsys, odd_args(server, odd_keys, 'revoked', tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: signature not valid against %s (gpgv rc 0: signed by key %s (revoked '
+                                    '<revoked@test.invalid>), which is revoked)'
+                                    % (server['url'], odd_keys['revoked']['armored'], odd_keys['revoked']['fingerprint'][-16:])), result['msg']
+    assert not (tmp_path / 'cache' / 'fetch.json').exists()
+
+
+def test_a_sha1_signature_is_refused(capsys, tmp_path, server, odd_keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['weak']['home'], sign_args=('--digest-algo', 'SHA1'))
+    failed, result = run(capsys, odd_args(server, odd_keys, 'weak', tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: signature not valid against %s (gpgv rc 0: signed by key %s with digest SHA1, '
+                                    'which apt refuses' % (server['url'], odd_keys['weak']['armored'], odd_keys['weak']['fingerprint'])), result['msg']
+    assert not (tmp_path / 'cache' / 'fetch.json').exists()
+
+
+def test_the_same_key_with_sha512_is_taken(capsys, tmp_path, server, odd_keys):
+    """The refusal above is the digest's, not the RSA key's."""
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['weak']['home'], sign_args=('--digest-algo', 'SHA512'))
+    failed, result = run(capsys, odd_args(server, odd_keys, 'weak', tmp_path / 'cache'))
+    assert not failed, result['msg']
+
+
+def test_an_expired_signature_is_refused(capsys, tmp_path, server, odd_keys):
+    """EXPSIG: gpgv itself exits 1 here (the former code refused it too); the reason is now named."""
+    build_repo(server['root'] / 'repos/debian12/x86_64', odd_keys['old']['home'],
+               sign_args=(FAKED, '20200101T010000', '--default-sig-expire', '1d', '--digest-algo', 'SHA256'))
+    failed, result = run(capsys, odd_args(server, odd_keys, 'old', tmp_path / 'cache'))
+    assert failed
+    assert 'the signature by key %s (old <old@test.invalid>) has expired' % odd_keys['old']['fingerprint'][-16:] in result['msg'], result['msg']
+
+
+# --- Weak Release sums -------------------------------------------------------------------------------------------
+
+def test_an_index_listed_only_with_md5sum_is_refused(capsys, tmp_path, server, keys):
+    other = b'x' * 10
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], indexes=(), weak_indexes=('Packages',),
+               sha256_extra=(' %s %16d Contents-amd64\n' % (sha256(other), len(other))).encode())
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: the signed Release lists Packages only with MD5Sum or SHA1 sums, which apt '
+                                    'refuses (it needs SHA256)' % server['url']), result['msg']
+
+
+def test_a_release_with_only_md5sum_is_refused(capsys, tmp_path, server, keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], indexes=(), weak_indexes=('Packages',))
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: Release lists no SHA256 sums, only MD5Sum, which apt does not trust' % server['url']), result['msg']
+
+
+# --- Size caps: known before the request, held while reading, before any byte is hashed ----------------------------
+
+@pytest.mark.parametrize('content_length', [True, False], ids=['announced', 'streamed'])
+def test_a_deb_larger_than_its_size_is_refused_before_it_is_hashed(capsys, tmp_path, server, keys, content_length):
+    src = build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'])
+    deb = src / 'cuda-compiler-13-0_13.0.2-1_amd64.deb'
+    deb.write_bytes(deb.read_bytes() + b'x' * (3 * 1024 * 1024))
+    Handler.content_length = content_length
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    url = '%scuda-compiler-13-0_13.0.2-1_amd64.deb' % server['url']
+    if content_length:
+        assert result['msg'].startswith('%s: refused: the server announces %d bytes, more than the 3000 allowed (its Size in the '
+                                        'signed Packages index); nothing was read' % (url, 3000 + 3 * 1024 * 1024)), result['msg']
+    else:
+        assert result['msg'].startswith('%s: refused: more than the 3000 bytes allowed (its Size in the signed Packages index); '
+                                        'the download was stopped there and discarded' % url), result['msg']
+    assert not [n for n in os.listdir(str(tmp_path / 'cache')) if n.startswith('.partial')]
+    assert not (tmp_path / 'cache' / 'cuda-compiler-13-0_13.0.2-1_amd64.deb').exists()
+
+
+@pytest.mark.parametrize('content_length', [True, False], ids=['announced', 'streamed'])
+def test_an_index_larger_than_the_signed_size_is_refused(capsys, tmp_path, server, keys, content_length):
+    src = build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'])
+    size = (src / 'Packages').stat().st_size
+    (src / 'Packages').write_bytes((src / 'Packages').read_bytes() + b'\n' * 100)
+    Handler.content_length = content_length
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sPackages: refused: ' % server['url']), result['msg']
+    assert 'the %d allowed (its size in the signed Release)' % size in result['msg'] or \
+        'more than the %d bytes allowed (its size in the signed Release)' % size in result['msg'], result['msg']
+
+
+@pytest.mark.parametrize('content_length', [True, False], ids=['announced', 'streamed'])
+def test_an_inrelease_larger_than_the_cap_is_refused(capsys, tmp_path, server, keys, monkeypatch, content_length):
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'])
+    monkeypatch.setattr(apt_repo_fetch, 'SIGNED_CAP', (200, apt_repo_fetch.SIGNED_CAP[1]))
+    Handler.content_length = content_length
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sInRelease: refused: ' % server['url']), result['msg']
+    assert "(the cap of a Release file, apt's Acquire::MaxReleaseFileSize default)" in result['msg']
+    assert not (tmp_path / 'cache' / 'InRelease').exists()
+
+
+def test_the_release_cap_is_apts(capsys):
+    assert apt_repo_fetch.MAX_SIGNED_BYTES == 10 * 1000 * 1000 == apt_repo_fetch.SIGNED_CAP[0]
+
+
+def test_a_packages_index_without_size_is_refused(capsys, tmp_path, server, keys):
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], size_field=False)
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith("%sPackages: the paragraph of cuda-toolkit-13-0 13.0.2-1 has no Size ('')" % server['url']), result['msg']
+
+
+def test_a_compressed_index_that_expands_beyond_the_cap_is_refused(capsys, tmp_path, server, keys, monkeypatch):
+    build_repo(server['root'] / 'repos/debian12/x86_64', keys['repo']['home'], indexes=('Packages.gz',))
+    monkeypatch.setattr(apt_repo_fetch, 'MAX_INDEX_BYTES', 100)
+    failed, result = run(capsys, args(server, keys, tmp_path / 'cache'))
+    assert failed
+    assert result['msg'].startswith('%sPackages.gz: refused: it decompresses to more than 100 bytes' % server['url']), result['msg']
