@@ -539,13 +539,47 @@ def transport_problems(declaration, mirror_url=None, allow_insecure_http=False, 
     if mirror_url:
         if is_plain_http(mirror_url):
             problems.append('stack_declaration_mirror_url "%s" is plain HTTP: every wheel, index and the CUDA apt repository would '
-                            'come over it, readable and replaceable on the path. %s' % (mirror_url, fix))
+                            'come over it, readable and replaceable on the path. %s' % (redact_url(mirror_url), fix))
         return problems
     for name, upstream in sorted((declaration.get('upstreams') or {}).items(), key=lambda item: str(item[0])):
         if isinstance(upstream, dict) and is_plain_http(upstream.get('url')):
             problems.append('stack_declaration_upstreams.%s.url "%s" is plain HTTP: what comes from it is readable and replaceable '
-                            'on the path. %s' % (name, upstream.get('url'), fix))
+                            'on the path. %s' % (name, redact_url(upstream.get('url')), fix))
     return problems
+
+
+# scheme://user[:password]@host...: credentials in a URL are printed by pip (its command line), apt (sources files,
+# world-readable), Ansible (task arguments and results, the journal's "Invoked with") and every error message.
+_USERINFO = re.compile(r'^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*)@')
+
+
+def redact_url(url):
+    """The URL with any user:password part replaced by ``***`` (safe to print)."""
+    return _USERINFO.sub(r'\1***@', str(url))
+
+
+def _strings(node, path):
+    if isinstance(node, dict):
+        for key in sorted(node, key=str):
+            for found in _strings(node[key], '%s.%s' % (path, key)):
+                yield found
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            for found in _strings(item, '%s[%d]' % (path, index)):
+                yield found
+    elif isinstance(node, str):
+        yield path, node
+
+
+def credential_problems(declaration, mirror_url=None):
+    """Refusals of URLs that carry credentials (the declaration's and the mirror's); the messages show them redacted."""
+    fix = ('Fix: remove the credentials from the URL and give them to pip in root\'s ~/.netrc (or pip\'s keyring) and to apt '
+           'in /etc/apt/auth.conf.d/ on the controller and the hosts: a URL is printed by pip, apt and Ansible, and is '
+           'world-readable in apt\'s sources.')
+    found = [('stack_declaration_mirror_url', mirror_url)] if mirror_url else []
+    found += list(_strings(declaration, 'stack_declaration'))
+    return ['%s "%s" carries credentials. %s' % (where, redact_url(value), fix)
+            for where, value in found if _USERINFO.match(str(value).strip())]
 
 
 DEFAULT_DOWNLOAD_MAX_MB = 4096
@@ -588,7 +622,8 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
     """
     problems = validate(declaration)
     if not problems:
-        problems = transport_problems(declaration, mirror_url, allow_insecure_http, insecure_http_reason)
+        problems = credential_problems(declaration, mirror_url)
+        problems += transport_problems(declaration, mirror_url, allow_insecure_http, insecure_http_reason)
         problems += _download_cap_problems(declaration, download_max_mb)
     if problems:
         raise StackDeclarationError(problems)

@@ -683,3 +683,29 @@ def test_bad_stack_name_refused(decl, name):
 
 def test_shipped_stack_name_accepted(decl):
     assert sd.validate(decl) == [] and decl['name'] == 'cu130-sglang-0.5.9'
+
+
+# --- Credentials in URLs: refused, and never printed (issue 18 item 1) ---------------------------------------------
+
+@pytest.mark.parametrize('where', ['mirror', 'upstream'])
+@pytest.mark.parametrize('userinfo', ['ops:s3cr3t-pw', 'token-abc123', 'ops:'])
+def test_a_url_with_credentials_is_refused_without_showing_them(decl, where, userinfo):
+    url = 'https://%s@mirror.example.internal/simple' % userinfo
+    kwargs = {}
+    if where == 'mirror':
+        kwargs['mirror_url'] = url
+    else:
+        decl['upstreams']['pytorch']['url'] = url
+    with pytest.raises(sd.StackDeclarationError) as info:
+        sd.resolve(decl, **kwargs)
+    text = ' '.join(info.value.problems)
+    assert 'carries credentials' in text and 'https://***@mirror.example.internal/simple' in text
+    assert userinfo.split(':')[0] not in text.replace('***', '')
+    assert '/etc/apt/auth.conf.d/' in text and '.netrc' in text
+
+
+def test_redaction_of_plain_http_messages_too(decl):
+    with pytest.raises(sd.StackDeclarationError) as info:
+        sd.resolve(decl, mirror_url='http://ops:pw-9d1@upstream-mirror:8080')
+    assert 'pw-9d1' not in repr(info.value.problems)
+    assert sd.redact_url('https://a:b@h/x') == 'https://***@h/x' and sd.redact_url('https://h/x@y') == 'https://h/x@y'
