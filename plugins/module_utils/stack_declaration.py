@@ -561,12 +561,10 @@ def redact_url(url):
 def _strings(node, path):
     if isinstance(node, dict):
         for key in sorted(node, key=str):
-            for found in _strings(node[key], '%s.%s' % (path, key)):
-                yield found
+            yield from _strings(node[key], '%s.%s' % (path, key))
     elif isinstance(node, list):
         for index, item in enumerate(node):
-            for found in _strings(item, '%s[%d]' % (path, index)):
-                yield found
+            yield from _strings(item, '%s[%d]' % (path, index))
     elif isinstance(node, str):
         yield path, node
 

@@ -261,8 +261,9 @@ def run_probe(module, params, env):
             merged.update(env)
             prefix, environ = sglang_keys.run_as_argv(params['run_as'], merged), {}
         cmd = prefix + [params['python'], script, '--iterations', str(params['iterations']), '--replays',
-               str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
-               '--backend', params['backend'], '--stream', params['stream'], '--sizes'] + [str(s) for s in params['sizes']]
+                        str(params['replays']), '--warmup', str(params['warmup']), '--timeout', str(params['timeout']),
+                        '--backend', params['backend'], '--stream', params['stream'], '--sizes']
+        cmd += [str(s) for s in params['sizes']]
         if params['eager']:
             cmd.append('--eager')
         rc, out, err = module.run_command(cmd, environ_update=environ)

@@ -40,12 +40,10 @@ def _messages(node):
             if key in ('msg', 'fail_msg') and isinstance(value, str):
                 yield value
             else:
-                for found in _messages(value):
-                    yield found
+                yield from _messages(value)
     elif isinstance(node, list):
         for item in node:
-            for found in _messages(item):
-                yield found
+            yield from _messages(item)
 
 
 def emitted_prefixes():

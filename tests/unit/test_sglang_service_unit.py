@@ -111,7 +111,9 @@ def _render(tmp_path, play_vars):
     argv = [root + '/current/venv/bin/python', '-m', 'sglang.launch_server', '--model-path', play_vars['sglang_service_model_path'],
             '--tp-size', '8'] + play_vars.get('sglang_service_extra_args', [])
     results = _play(tmp_path, tasks, dict({'sglang_service_root': root, '__sglang_service_argv': argv,
-                                           '__sglang_service_env_file': '/etc/sglang/sglang.env', '__sglang_service_secret_env_file': '/etc/sglang/sglang.secret.env', '__sglang_service_env_what': 'test',
+                                           '__sglang_service_env_file': '/etc/sglang/sglang.env',
+                                           '__sglang_service_secret_env_file': '/etc/sglang/sglang.secret.env',
+                                           '__sglang_service_env_what': 'test',
                                            '__sglang_service_env_source': 'test', '__sglang_service_env_values': {'HOME': '/var/lib/sglang'}},
                                           **play_vars))
     assert not any(r.get('failed') for r in results.values()), results

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026, gpuops.sglang_stack maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -72,7 +71,7 @@ def main(argv=None, environ=None):
         sys.stderr.write('usage: sglang_keys_launch.py MODULE [OPTION ...]\n')
         return 2
     found = take_keys(environ)
-    install_redaction([value for _, value in found])
+    install_redaction([value for option, value in found])
     module = argv[0]
     options = argv[1:]
     for option, value in found:

@@ -380,9 +380,9 @@ BOUND_S = 0.1
 
 
 def timed(func, *args, **kwargs):
-    start = time.perf_counter()
+    start = time.process_time()
     result = func(*args, **kwargs)
-    return result, time.perf_counter() - start
+    return result, time.process_time() - start
 
 
 def real_graph_output():

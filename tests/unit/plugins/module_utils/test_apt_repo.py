@@ -330,9 +330,9 @@ OLD_RELATION = re.compile(
 
 
 def timed(func, *args, **kwargs):
-    start = time.perf_counter()
+    start = time.process_time()
     result = func(*args, **kwargs)
-    return result, time.perf_counter() - start
+    return result, time.process_time() - start
 
 
 def test_relation_pattern_answers_as_the_former_one():
@@ -356,22 +356,22 @@ def test_relation_pattern_answers_as_the_former_one():
     (' | '.join(['cuda-runtime-13-0 (>= 13.0.2)'] * (N // 30)), [[('cuda-runtime-13-0', '>=', '13.0.2')] * (N // 30)]),
 ])
 def test_long_relations_are_linear(relation, parsed):
-    start = time.perf_counter()
+    start = time.process_time()
     if parsed is None:
         with pytest.raises(apt_repo.AptRepoError, match='cannot be read'):
             apt_repo.parse_relations(relation)
     else:
         assert apt_repo.parse_relations(relation) == parsed
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
 
 
 def test_packages_with_a_hostile_depends_is_refused_quickly():
     text = fixture('nvidia-style-Packages').decode().replace('Depends: ', 'Depends: x' + ' ' * N + 'y, ', 1)
-    start = time.perf_counter()
+    start = time.process_time()
     index = apt_repo.PackageIndex(text, 'amd64', DRIVERS)
     with pytest.raises(apt_repo.AptRepoError, match='cannot be read'):
         apt_repo.resolve_closure(index, 'cuda-toolkit-13-0', '13.0.1-1')
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
 
 
 @pytest.mark.parametrize('size', ['1' * 5000, '\u00b2', '\u0663'])

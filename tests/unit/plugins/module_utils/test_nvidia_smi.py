@@ -582,9 +582,9 @@ OLD_LIBRARY_NOT_FOUND = re.compile(r'(couldn.t find|could not load|unable to loa
 
 
 def timed(func, *args, **kwargs):
-    start = time.perf_counter()
+    start = time.process_time()
     result = func(*args, **kwargs)
-    return result, time.perf_counter() - start
+    return result, time.process_time() - start
 
 
 def strings(alphabet, longest):
@@ -719,10 +719,10 @@ def test_classify_error_repeated_prefix_is_linear():
 
 
 def test_version_tuple_long_version_is_refused_quickly():
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ValueError, match='over 200'):
         smi.version_tuple('1' * N + '\nx')
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
     assert smi.version_tuple('1' * 150 + '\nx') == ('1' * 150 + '\nx',)
 
 

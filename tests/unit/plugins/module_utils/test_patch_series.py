@@ -225,10 +225,10 @@ def test_hostile_hunk_headers_are_refused_quickly(header):
     data = real_patch()
     first = data.index(b'\n@@ ') + 1
     hostile = data[:first] + header + data[data.index(b'\n', first):]
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ps.PatchError, match='bad hunk header'):
         ps.parse_patch(hostile, 'hostile')
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
 
 
 def test_path_that_is_not_utf8_is_refused_cleanly():
@@ -257,9 +257,9 @@ def test_patch_over_the_cap_is_refused():
 def test_long_lines_parse_in_linear_time():
     data = real_patch()
     hostile = b'# ' + b' ' * N + b'\n' + data
-    start = time.perf_counter()
+    start = time.process_time()
     files = ps.parse_patch(hostile, 'long header')
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
     assert [f.relpath for f in files] == [f.relpath for f in ps.parse_patch(data, 'real')]
 
 

@@ -98,9 +98,9 @@ OLD_LINE = re.compile(r'^\s*(batch size|input_len|output_len|latency|input throu
 
 
 def timed(func, *args, **kwargs):
-    start = time.perf_counter()
+    start = time.process_time()
     result = func(*args, **kwargs)
-    return result, time.perf_counter() - start
+    return result, time.process_time() - start
 
 
 def test_line_pattern_answers_as_the_former_one():
@@ -138,10 +138,10 @@ def test_values_that_are_no_finite_number_are_skipped(line):
 
 def test_deeply_nested_result_line_is_refused_cleanly():
     text = fixture('result_eagle3.jsonl').rstrip('\n') + '\n' + '[' * N + '\n'
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(sb.BenchError, match='nests too deeply'):
         sb.parse_result_jsonl(text)
-    assert time.perf_counter() - start < BOUND_S
+    assert time.process_time() - start < BOUND_S
 
 
 @pytest.mark.parametrize('parser', [sb.parse_stdout, sb.parse_result_jsonl])

@@ -99,7 +99,7 @@ def _fake_bench(tmp_path):
 def test_runner_authenticates_urllib_and_requests(tmp_path, server):
     env = _fake_bench(tmp_path)
     out = subprocess.run([sys.executable, '-c', sk.BENCH_RUNNER, 'fakebench', '--base-url', server],
-                         input=KEY + '\n', env=env, capture_output=True, text=True, timeout=60)
+                         input=KEY + '\n', env=env, capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert 'urllib 200' in out.stdout
     assert "argv ['--base-url', '%s']" % server in out.stdout  # the module sees only its own options
@@ -109,7 +109,7 @@ def test_runner_authenticates_urllib_and_requests(tmp_path, server):
 def test_runner_without_a_key_sends_no_header(tmp_path, server):
     env = _fake_bench(tmp_path)
     out = subprocess.run([sys.executable, '-c', sk.BENCH_RUNNER, 'fakebench', '--base-url', server],
-                         input='\n', env=env, capture_output=True, text=True, timeout=60)
+                         input='\n', env=env, capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode != 0 and 'HTTP Error 401' in out.stderr
     assert _Auth.seen == [None]
 
@@ -137,7 +137,7 @@ def test_launcher_passes_the_key_inside_the_process_and_redacts_the_log(tmp_path
     env = _fake_server_module(tmp_path)
     env.update(GPUOPS_SGLANG_API_KEY=KEY, GPUOPS_SGLANG_ADMIN_API_KEY='admin-' + KEY)
     out = subprocess.run([sys.executable, LAUNCHER, 'fakeserver', '--model-path', '/m'], env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert 'has key True' in out.stdout
     assert 'env None None' in out.stdout  # taken out of the environment
@@ -149,6 +149,6 @@ def test_launcher_without_keys_adds_nothing(tmp_path):
     env = _fake_server_module(tmp_path)
     env.pop('GPUOPS_SGLANG_API_KEY', None)
     out = subprocess.run([sys.executable, LAUNCHER, 'fakeserver', '--model-path', '/m'], env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert 'api_key=None' in out.stderr and '--api-key' not in out.stdout

@@ -132,19 +132,6 @@ def test_an_https_mirror_replaces_plain_http_upstreams(decl):
     assert sd.resolve(decl, mirror_url='https://mirror.example')['mirror_url'] == 'https://mirror.example'
 
 
-def test_the_filter_refuses_plain_http_and_reads_the_switch(decl):
-    from ansible.errors import AnsibleFilterError
-    from ansible_collections.gpuops.sglang_stack.plugins.filter.stack_resolve import stack_resolve
-    with pytest.raises(AnsibleFilterError, match='stack_declaration_mirror_url "http://m:8080" is plain HTTP'):
-        stack_resolve(decl, mirror_url='http://m:8080')
-    with pytest.raises(AnsibleFilterError, match='stack_declaration_mirror_url "http://m:8080" is plain HTTP'):
-        stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='false', insecure_http_reason=TESTBED_REASON)
-    assert stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='true',
-                         insecure_http_reason=TESTBED_REASON)['insecure_http']['allowed'] is True
-    with pytest.raises(AnsibleFilterError, match='allow_insecure_http'):
-        stack_resolve(decl, mirror_url='http://m:8080', allow_insecure_http='maybe', insecure_http_reason=TESTBED_REASON)
-
-
 def test_the_example_inventory_is_https_and_sets_no_switch():
     with open(EXAMPLE) as f:
         example = yaml.safe_load(f)

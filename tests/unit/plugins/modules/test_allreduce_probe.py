@@ -201,7 +201,7 @@ def test_runs_as_the_service_user_with_exactly_its_environment(capsys, monkeypat
     failed, result = run_module(capsys, {'python': sys.executable, 'run_as': user, 'env': {'NCCL_ALGO': 'Ring'},
                                          'run_as_environment': {'HOME': '/var/lib/sglang', 'PATH': '/usr/bin'}})
     assert failed is False, result
-    cmd, environ, _ = seen[0]
+    cmd, environ = seen[0][:2]
     assert cmd[:9] == ['runuser', '-u', user, '--', 'env', '-i', 'HOME=/var/lib/sglang', 'NCCL_ALGO=Ring', 'PATH=/usr/bin']
     assert cmd[9] == sys.executable and environ == {}
     assert not os.path.exists(os.path.dirname(cmd[10]))  # its directory is removed afterwards
