@@ -195,3 +195,16 @@ def test_stack_is_root_owned_and_read_only_to_the_service_user(host):
     assert host.run("runuser -u sglang -- test -w %s" % site).rc != 0
     assert host.run("runuser -u sglang -- touch %s/venv/bin/python" % stack).rc != 0
     assert host.run("runuser -u sglang -- test -w %s" % "/opt/sglang/libexec").rc != 0
+
+
+def test_service_runs_hardened_and_writes_only_its_own_directories(host):
+    # In the service's own mount namespace (ProtectSystem=strict, ReadWritePaths): the stack and /etc read-only, its
+    # state and cache directories writable. The container has CAP_SYS_ADMIN as an LXC container's init does.
+    pid = host.check_output("systemctl show -p MainPID --value sglang")
+    inside = "nsenter --target %s --mount -- " % pid
+    denied = host.run(inside + "touch /opt/sglang/.hardening-probe")
+    assert denied.rc != 0 and "Read-only file system" in denied.stderr
+    assert host.run(inside + "touch /etc/.hardening-probe").rc != 0
+    assert host.run(inside + "sh -c 'touch /var/cache/sglang/.hardening-probe && rm /var/cache/sglang/.hardening-probe'").rc == 0
+    props = host.check_output("systemctl show sglang -p NoNewPrivileges -p ProtectSystem -p DevicePolicy -p PrivateTmp")
+    assert "NoNewPrivileges=yes" in props and "ProtectSystem=strict" in props and "DevicePolicy=closed" in props
