@@ -11,23 +11,17 @@ for a template instance) keep it a plain file name (issue 18 item 5). Before, th
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 
-import pytest
 import yaml
 
+from ansible_collections.gpuops.sglang_stack.tests.unit.local_play import needs_playbook, run_play
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-COLLECTIONS = os.path.join(ROOT, 'build', 'collections')
 VALIDATE = os.path.join(ROOT, 'roles', 'sglang_service', 'tasks', 'validate.yml')
-PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
 TASK = 'Check the service name'
 
-pytestmark = pytest.mark.skipif(PLAYBOOK is None or not os.path.isdir(COLLECTIONS),
-                                reason='needs ansible-playbook and build/collections (scripts/setup-controller.sh)')
+pytestmark = needs_playbook
 
 GOOD = ['sglang', 'sglang-70b', 'sglang@gpu0', 'sglang_2.test', 'a:b', 'x' * 247]
 BAD = ['../etc/passwd', 'a/b', '-sglang', 'sglang service', 'sglang\n', 'sglang;reboot', '', 'x' * 248, 'a@b@c', '$(id)']
@@ -45,15 +39,7 @@ def test_service_names(tmp_path):
     tasks = []
     for index, name in enumerate(GOOD + BAD):
         tasks.append(dict(task, name='case %d' % index, vars={'sglang_service_name': name}, ignore_errors=True))
-    book = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'vars': {'ansible_python_interpreter': sys.executable}, 'tasks': tasks}]
-    path = tmp_path / 'play.yml'
-    path.write_text(json.dumps(book))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
-               ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_HOME=str(tmp_path / 'home'))
-    proc = subprocess.run([PLAYBOOK, '-i', 'localhost,', str(path)], env=env, capture_output=True, text=True, timeout=300, check=False)
-    out = json.loads(proc.stdout[proc.stdout.index('{'):])
-    results = dict((t['task']['name'], t['hosts']['localhost']) for t in out['plays'][0]['tasks'])
+    results = run_play(tmp_path, tasks, {})
     failed = [name for index, name in enumerate(GOOD + BAD) if results['case %d' % index].get('failed')]
     assert failed == BAD, failed
     msg = results['case %d' % len(GOOD)]['msg']

@@ -14,27 +14,22 @@ Before, the template quoted for a POSIX shell and validate.yml had no such check
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-import pytest
 import yaml
 
+from ansible_collections.gpuops.sglang_stack.tests.unit.local_play import needs_playbook, run_play
 from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_systemd_unit import (
     ANALYZE, _decode_dump_words, _load_unit, needs_analyze, needs_systemd_test)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-COLLECTIONS = os.path.join(ROOT, 'build', 'collections')
 ROLE = os.path.join(ROOT, 'roles', 'sglang_service')
-PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
 TASK = "Check the unit's and the environment files' values can be written for systemd"
 
-pytestmark = pytest.mark.skipif(PLAYBOOK is None or not os.path.isdir(COLLECTIONS),
-                                reason='needs ansible-playbook and build/collections (scripts/setup-controller.sh)')
+pytestmark = needs_playbook
 
 
 def _defaults():
@@ -43,15 +38,7 @@ def _defaults():
 
 
 def _play(tmp_path, tasks, play_vars):
-    book = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'vars': dict(_defaults(), ansible_python_interpreter=sys.executable, **play_vars), 'tasks': tasks}]
-    path = tmp_path / 'play.yml'
-    path.write_text(json.dumps(book))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.json',
-               ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_HOME=str(tmp_path / 'home'))
-    proc = subprocess.run([PLAYBOOK, '-i', 'localhost,', str(path)], env=env, capture_output=True, text=True, timeout=300, check=False)
-    out = json.loads(proc.stdout[proc.stdout.index('{'):])
-    return dict((t['task']['name'], t['hosts']['localhost']) for t in out['plays'][0]['tasks'])
+    return run_play(tmp_path, tasks, dict(_defaults(), **play_vars))
 
 
 ARGV = ['/opt/sglang/current/venv/bin/python', '-m', 'sglang.launch_server', '--model-path', '/srv/models/m', '--tp-size', '8']
