@@ -181,6 +181,8 @@ lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the othe
     if grep -n "gpuops-leak-" "$log_dir/molecule-$s.log" >"$log_dir/molecule-$s.leaks"; then
       echo "--- lane $lane: scenario $s printed a secret ($(wc -l <"$log_dir/molecule-$s.leaks") lines, $log_dir/molecule-$s.leaks)"
       rc=1
+    else
+      rm -f "$log_dir/molecule-$s.leaks"
     fi
     printf '%s\t%s\t%s\n' "$s" "$((SECONDS - t0))" "$rc" >>"$log_dir/molecule-scenarios.tsv"
     if [ $rc -eq 0 ]; then echo "--- lane $lane: scenario $s passed in $((SECONDS - t0))s"
