@@ -187,10 +187,9 @@ def main():
     try:
         if p['run_as']:
             os.chown(workdir, account.pw_uid, account.pw_gid)
-        cmd = (['timeout', str(p['timeout'])] + prefix + [p['python'], '-c', sglang_keys.BENCH_RUNNER, p['bench_module']]
-               + ['--model', 'None', '--base-url', p['base_url'].rstrip('/'), '--batch-size', str(p['batch_size']),
-                  '--input-len', str(p['input_len']), '--output-len', str(p['output_len']),
-                  '--result-filename', result_file])
+        cmd = ['timeout', str(p['timeout'])] + prefix + [p['python'], '-c', sglang_keys.BENCH_RUNNER, p['bench_module']]
+        cmd += ['--model', 'None', '--base-url', p['base_url'].rstrip('/'), '--batch-size', str(p['batch_size']),
+                '--input-len', str(p['input_len']), '--output-len', str(p['output_len']), '--result-filename', result_file]
         rc, out, err = module.run_command(cmd, environ_update=env, data=p['api_key'] + '\n', cwd=workdir)
         recorded = ''
         if os.path.exists(result_file):
