@@ -47,20 +47,7 @@ _value:
   elements: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import systemd_unit
-
-
-def systemd_env_lines(env, source):
-    """The KEY=value lines of an environment file (EnvironmentFile=), sorted by name.
-
-    A value systemd cannot be given becomes an AnsibleFilterError naming the source, never the value.
-    """
-    try:
-        return systemd_unit.env_lines(dict(env), source)
-    except systemd_unit.SystemdValueError as exc:
-        raise AnsibleFilterError(str(exc))
+from ansible_collections.gpuops.sglang_stack.plugins.plugin_utils.systemd_filters import systemd_env_lines
 
 
 class FilterModule(object):

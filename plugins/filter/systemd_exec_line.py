@@ -49,20 +49,7 @@ _value:
   type: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import systemd_unit
-
-
-def systemd_exec_line(argv, source='ExecStart', executable=True):
-    """A command line for ExecStart=: the executable and each argument as exactly one word.
-
-    A value systemd cannot be given becomes an AnsibleFilterError naming the source, never the value.
-    """
-    try:
-        return systemd_unit.exec_line(list(argv), source=source, executable=executable)
-    except systemd_unit.SystemdValueError as exc:
-        raise AnsibleFilterError(str(exc))
+from ansible_collections.gpuops.sglang_stack.plugins.plugin_utils.systemd_filters import systemd_exec_line
 
 
 class FilterModule(object):

@@ -40,20 +40,7 @@ _value:
   type: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import systemd_unit
-
-
-def systemd_path_list(paths, source):
-    """A space-separated list of absolute paths (ReadWritePaths=).
-
-    A value systemd cannot be given becomes an AnsibleFilterError naming the source, never the value.
-    """
-    try:
-        return systemd_unit.path_list(list(paths), source)
-    except systemd_unit.SystemdValueError as exc:
-        raise AnsibleFilterError(str(exc))
+from ansible_collections.gpuops.sglang_stack.plugins.plugin_utils.systemd_filters import systemd_path_list
 
 
 class FilterModule(object):

@@ -39,20 +39,7 @@ _value:
   type: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import systemd_unit
-
-
-def systemd_unit_value(value, source):
-    """A one-line unit setting (Description=, WorkingDirectory=, EnvironmentFile=, DeviceAllow=), specifiers escaped.
-
-    A value systemd cannot be given becomes an AnsibleFilterError naming the source, never the value.
-    """
-    try:
-        return systemd_unit.unit_value(value, source)
-    except systemd_unit.SystemdValueError as exc:
-        raise AnsibleFilterError(str(exc))
+from ansible_collections.gpuops.sglang_stack.plugins.plugin_utils.systemd_filters import systemd_unit_value
 
 
 class FilterModule(object):
