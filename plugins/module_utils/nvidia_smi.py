@@ -55,7 +55,7 @@ QUERY_FIELD_KEYS = {
     'persistence_mode': 'persistence_mode',
 }
 
-# The query used by gpu_facts (the one recorded in fixtures/real/.../host.txt).
+# The query used by gpu_info (the one recorded in fixtures/real/.../host.txt).
 DEFAULT_QUERY_FIELDS = ('index', 'name', 'compute_cap', 'driver_version', 'memory.total', 'pci.bus_id')
 
 # Values nvidia-smi prints instead of data (with or without brackets, depending on the output).

@@ -133,7 +133,7 @@ notes:
   - Rank 0's timings are reported. The probe leaves its processes without tearing down the NCCL communicator once
     the result is printed.
 seealso:
-  - module: gpuops.sglang_stack.gpu_facts
+  - module: gpuops.sglang_stack.gpu_info
 """
 
 EXAMPLES = r"""

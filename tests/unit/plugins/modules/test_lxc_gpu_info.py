@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""lxc_gpu_facts as Ansible runs it, on a host tree built from the GPU test machine's recorded
+"""lxc_gpu_info as Ansible runs it, on a host tree built from the GPU test machine's recorded
 /proc/devices and /proc/driver/nvidia/version (fixtures/lxc/h200-host-probe.txt)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe, lxc_gpu
-from ansible_collections.gpuops.sglang_stack.plugins.modules import lxc_gpu_facts
+from ansible_collections.gpuops.sglang_stack.plugins.modules import lxc_gpu_info
 from ansible_collections.gpuops.sglang_stack.tests.unit.module_runner import run_module
 from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_lxc_gpu import PROC_DEVICES, PROC_VERSION
 
@@ -51,7 +51,7 @@ def args(host, containers, **extra):
 
 
 def test_two_flavours_pass(capsys, host):
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}, {'name': '101', 'flavour': 'proxmox'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}, {'name': '101', 'flavour': 'proxmox'}]))
     assert not failed and not result['changed']
     assert result['problems'] == []
     assert result['majors'] == {'nvidia': 195, 'nvidia-uvm': 238, 'nvidia-caps': 241}
@@ -66,7 +66,7 @@ def test_two_flavours_pass(capsys, host):
 
 
 def test_mismatch_is_reported_not_raised(capsys, host):
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'old'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'old'}]))
     assert not failed
     assert [p['code'] for p in result['problems']] == ['driver_mismatch']
     assert result['problems'][0]['container'] == 'old'
@@ -75,14 +75,14 @@ def test_mismatch_is_reported_not_raised(capsys, host):
 
 def test_host_without_uvm_renders_nothing(capsys, host):
     (host / 'proc-devices').write_text(''.join(line for line in PROC_DEVICES.splitlines(True) if 'nvidia-uvm' not in line))
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}]))
     assert [p['code'] for p in result['problems']] == ['no_uvm']
     assert result['containers'][0]['block'] == [] and result['containers'][0]['driver'] is None
 
 
 def test_host_without_kernel_module(capsys, host):
     os.remove(str(host / 'version'))
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}]))
     assert [p['code'] for p in result['problems']] == ['no_kernel_module']
 
 
@@ -90,7 +90,7 @@ def test_kernel_module_problem_is_returned_and_quoted(capsys, host):
     """The recorded version file with 70,000 blanks in its first line: kernel_module.problem says why it was not read."""
     first, rest = PROC_VERSION.split('\n', 1)
     (host / 'version').write_text(first + ' ' * 70000 + '\n' + rest)
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}]))
     assert not failed
     module = result['kernel_module']
     assert module['present'] is True and module['version'] is None and module['raw'] == first.strip()[:200]
@@ -99,19 +99,19 @@ def test_kernel_module_problem_is_returned_and_quoted(capsys, host):
     assert module['problem'] in result['problems'][0]['msg']
     assert result['containers'][0]['block'] == []
     (host / 'version').write_text(PROC_VERSION)
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}]))
     assert result['kernel_module']['problem'] is None and result['problems'] == []
 
 
 def test_missing_config(capsys, host):
     os.remove(str(host / 'lxc' / 'gpu-ct-01' / 'config'))
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
     assert [p['code'] for p in result['problems']] == ['no_config']
     assert result['containers'][0]['driver_match'] is None
 
 
 def test_proxmox_name_must_be_a_vmid(capsys, host):
-    failed, result = run_module(capsys, lxc_gpu_facts, {'containers': [{'name': 'gpu-ct-01', 'flavour': 'proxmox'}]})
+    failed, result = run_module(capsys, lxc_gpu_info, {'containers': [{'name': 'gpu-ct-01', 'flavour': 'proxmox'}]})
     assert failed and 'numeric VMID' in result['msg']
 
 
@@ -124,7 +124,7 @@ def test_exec_runs_pct_in_the_container(capsys, host, monkeypatch):
 
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, *a, **k: '/usr/sbin/' + name)
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': '101', 'flavour': 'proxmox', 'driver_check': 'exec'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': '101', 'flavour': 'proxmox', 'driver_check': 'exec'}]))
     assert calls == [['/usr/sbin/pct', 'exec', '101', '--', 'nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader']]
     assert result['problems'][0]['code'] == 'driver_mismatch'
     assert 'container is 535.161' in result['problems'][0]['msg']
@@ -132,7 +132,7 @@ def test_exec_runs_pct_in_the_container(capsys, host, monkeypatch):
 
 def test_exec_without_the_tool(capsys, host, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, *a, **k: None)
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'exec'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'exec'}]))
     assert result['problems'][0]['code'] == 'exec_failed'
     assert 'lxc-attach is not installed' in result['problems'][0]['msg']
 
@@ -141,7 +141,7 @@ def test_oversize_config_fails_with_its_path(capsys, host):
     """A configuration over MAX_CONFIG_CHARS fails the module with a message naming the container and file, no traceback."""
     config = host / 'lxc' / 'gpu-ct-01' / 'config'
     config.write_text('lxc.uts.name = gpu-ct-01\n' + '#' * lxc_gpu.MAX_CONFIG_CHARS)
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}]))
     assert failed
     assert result['msg'].startswith('container gpu-ct-01: %s: the container configuration is %d characters long, over the %d'
                                     % (config, lxc_gpu.MAX_CONFIG_CHARS + 25, lxc_gpu.MAX_CONFIG_CHARS))
@@ -154,10 +154,10 @@ def test_config_cut_inside_multibyte_characters_is_refused_not_read_in_part(caps
     config = host / 'lxc' / 'gpu-ct-01' / 'config'
     comment = '# ' + '\U0001F600' * lxc_gpu.MAX_CONFIG_CHARS + '\n'
     config.write_text(comment + 'lxc.cgroup2.devices.allow = c 511:* rwm\n', encoding='utf-8')
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
     assert failed and 'over the %d' % lxc_gpu.MAX_CONFIG_CHARS in result['msg']
     # The same comment, a quarter as long: read whole, and the stale rule after it is found.
     config.write_text('# ' + '\U0001F600' * (lxc_gpu.MAX_CONFIG_CHARS // 4) + '\nlxc.cgroup2.devices.allow = c 511:* rwm\n', encoding='utf-8')
-    failed, result = run_module(capsys, lxc_gpu_facts, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
     assert not failed, result.get('msg')
     assert [e['kind'] for e in result['containers'][0]['config']['foreign_entries']] == ['stale']

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: gpu_facts
+module: gpu_info
 short_description: Report the NVIDIA GPUs, driver, container kind and device nodes of a host
 version_added: 1.0.0
 description:
@@ -47,8 +47,8 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Gather GPU facts
-  gpuops.sglang_stack.gpu_facts:
+- name: Report the GPUs of the host
+  gpuops.sglang_stack.gpu_info:
   register: gpu
 
 - name: Require eight SM120 GPUs
@@ -60,7 +60,7 @@ EXAMPLES = r"""
     fail_msg: "{{ gpu.nvidia_smi.error | default('unexpected GPUs', true) }}"
 
 - name: Use a stand-in nvidia-smi and the XML view as well
-  gpuops.sglang_stack.gpu_facts:
+  gpuops.sglang_stack.gpu_info:
     nvidia_smi_path: /opt/tools/nvidia-smi
     include_xml: true
   register: gpu

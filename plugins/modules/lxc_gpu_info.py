@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: lxc_gpu_facts
+module: lxc_gpu_info
 short_description: Read what an LXC or Proxmox VE host needs to pass its NVIDIA GPUs through to containers
 version_added: 1.0.0
 description:
@@ -117,7 +117,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Read the host and its GPU containers
-  gpuops.sglang_stack.lxc_gpu_facts:
+  gpuops.sglang_stack.lxc_gpu_info:
     containers:
       - name: "101"
         flavour: proxmox
@@ -132,7 +132,7 @@ EXAMPLES = r"""
   when: lxc_gpu.problems | length > 0
 
 - name: Read recorded copies instead of the live /proc and /dev (tests)
-  gpuops.sglang_stack.lxc_gpu_facts:
+  gpuops.sglang_stack.lxc_gpu_info:
     proc_devices_path: /srv/standin/proc-devices
     driver_version_path: /srv/standin/driver-version
     dev_dir: /srv/standin/dev
@@ -142,7 +142,7 @@ EXAMPLES = r"""
 RETURN = r"""
 kernel_module:
   description:
-    - The loaded NVIDIA kernel module, from O(driver_version_path), as M(gpuops.sglang_stack.gpu_facts) returns it.
+    - The loaded NVIDIA kernel module, from O(driver_version_path), as M(gpuops.sglang_stack.gpu_info) returns it.
     - C(problem) is V(null), or why the file was not parsed (longer than 64 KiB; the real file is two lines); the host
       problem V(unknown_kernel_module) then quotes it.
   returned: always

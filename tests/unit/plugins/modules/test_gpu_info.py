@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""gpu_facts as Ansible runs it: module args in, JSON out; nvidia-smi answered with real recorded outputs."""
+"""gpu_info as Ansible runs it: module args in, JSON out; nvidia-smi answered with real recorded outputs."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe
-from ansible_collections.gpuops.sglang_stack.plugins.modules import gpu_facts
+from ansible_collections.gpuops.sglang_stack.plugins.modules import gpu_info
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, host_section, read
 
 
@@ -77,7 +77,7 @@ def host(monkeypatch):
 def run_module(args=None):
     with patch_module_args(args or {}):
         with pytest.raises(ModuleExit) as caught:
-            gpu_facts.main()
+            gpu_info.main()
     return caught.value
 
 
