@@ -155,6 +155,65 @@ def _apt_signing_key_problems(cuda):
     return problems
 
 
+# The CUDA apt repository's directory for each operating system, keyed as os_key() names a host. The one map of it:
+# the declaration may replace it (cuda.apt_repo_distros); cuda_toolkit, fleet_wheelhouse and preflight read the
+# resolved cuda.apt_repos through the cuda_apt_repo filter, never a map of their own.
+DEFAULT_APT_REPO_DISTROS = {
+    'Debian-12': 'debian12',
+    'Debian-13': 'debian13',
+    'Ubuntu-22.04': 'ubuntu2204',
+    'Ubuntu-24.04': 'ubuntu2404',
+}
+_REPO_DISTRO = re.compile(r'^[a-z0-9]{2,32}\Z')
+
+
+def _apt_repo_distro_problems(cuda):
+    distros = cuda.get('apt_repo_distros')
+    if distros is None:
+        return []
+    if not isinstance(distros, dict) or not distros:
+        return ['cuda.apt_repo_distros must map operating systems (Debian-12, Ubuntu-24.04 ...) to repository directories (debian12 ...)']
+    return ['cuda.apt_repo_distros.%s "%s" is not a repository directory name (lower-case letters and digits, as debian12)'
+            % (os_name, distro) for os_name, distro in sorted(distros.items(), key=lambda item: str(item[0]))
+            if not _REPO_DISTRO.match(str(distro))]
+
+
+def os_key(distribution, version, major_version):
+    """How the CUDA repository map names a host: Debian by its major version, Ubuntu by its release (22.04)."""
+    distribution = str(distribution or '')
+    return '%s-%s' % (distribution, version if distribution == 'Ubuntu' else major_version)
+
+
+def apt_repos(cuda, base_url, upstream_url):
+    """Every repository of the declaration, keyed by directory: where it is, where it is upstream, its key."""
+    repos = {}
+    keys = cuda.get('apt_signing_keys') or {}
+    for distro in sorted(set((cuda.get('apt_repo_distros') or DEFAULT_APT_REPO_DISTROS).values())):
+        key = keys.get(distro) or {}
+        url = '%s/repos/%s/x86_64/' % (base_url, distro)
+        repos[distro] = {
+            'distro': distro,
+            'url': url,
+            'upstream_url': '%s/repos/%s/x86_64/' % (upstream_url, distro),
+            'key_file': key.get('key_file') or '',
+            'key_url': url + key['key_file'] if key.get('key_file') else '',
+            'fingerprint': key.get('fingerprint') or '',
+        }
+    return repos
+
+
+def apt_repo_for_host(cuda, distribution, version, major_version):
+    """The resolved repository of a host (its os key added), or a ValueError naming the host's OS and the choices."""
+    name = os_key(distribution, version, major_version)
+    distros = cuda.get('apt_repo_distros') or DEFAULT_APT_REPO_DISTROS
+    distro = distros.get(name)
+    repo = (cuda.get('apt_repos') or {}).get(distro) if distro else None
+    if repo is None:
+        raise ValueError('no CUDA apt repository is declared for %s (cuda.apt_repo_distros knows %s); NVIDIA publishes '
+                         'the toolkit for the operating systems listed there' % (name, ', '.join(sorted(distros)) or 'none'))
+    return dict(repo, os=name)
+
+
 class StackDeclarationError(ValueError):
     """The declaration breaks a rule; the message names the item and the fix."""
 
@@ -339,6 +398,7 @@ def validate(declaration):
             problems.append('cuda.%s is missing' % key)
     problems.extend(_driver_minimum_problems(cuda))
     problems.extend(_apt_signing_key_problems(cuda))
+    problems.extend(_apt_repo_distro_problems(cuda))
     if cuda.get('package') and cuda_version and cuda['package'] != 'cuda-toolkit-%s' % cuda_version.replace('.', '-'):
         problems.append('cuda.package "%s" does not match cuda.version %s (expected cuda-toolkit-%s; never the "cuda" or '
                         '"cuda-drivers" metapackages, they pull a driver into the container)'
@@ -646,6 +706,9 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
     resolved['cuda']['apt_signing_keys'] = dict(
         (distro, dict(key, fingerprint=normalize_fingerprint(key['fingerprint'])))
         for distro, key in (resolved['cuda'].get('apt_signing_keys') or {}).items())
+    resolved['cuda']['apt_repo_distros'] = dict(resolved['cuda'].get('apt_repo_distros') or DEFAULT_APT_REPO_DISTROS)
+    resolved['cuda']['apt_repos'] = apt_repos(resolved['cuda'], resolved['cuda']['apt_repo_base_url'],
+                                              resolved['cuda']['apt_repo_upstream_url'])
     flat = []
     order = 0
     disk_mb = int(resolved['cuda'].get('disk_mb') or 0)

@@ -696,3 +696,52 @@ def test_redaction_of_plain_http_messages_too(decl):
         sd.resolve(decl, mirror_url='http://ops:pw-9d1@upstream-mirror:8080')
     assert 'pw-9d1' not in repr(info.value.problems)
     assert sd.redact_url('https://a:b@h/x') == 'https://***@h/x' and sd.redact_url('https://h/x@y') == 'https://h/x@y'
+
+
+# The CUDA repository of a host: one map (DEFAULT_APT_REPO_DISTROS, or the declaration's), one URL rule.
+@pytest.mark.parametrize('facts, distro', [
+    (('Debian', '12.8', '12'), 'debian12'),
+    (('Debian', '13.1', '13'), 'debian13'),
+    (('Ubuntu', '22.04', '22'), 'ubuntu2204'),
+    (('Ubuntu', '24.04', '24'), 'ubuntu2404'),
+])
+def test_apt_repo_for_host_upstream(decl, facts, distro):
+    cuda = sd.resolve(decl)['cuda']
+    repo = sd.apt_repo_for_host(cuda, *facts)
+    assert repo['distro'] == distro
+    assert repo['url'] == 'https://developer.download.nvidia.com/compute/cuda/repos/%s/x86_64/' % distro
+    assert repo['upstream_url'] == repo['url']
+    assert repo['key_url'] == repo['url'] + decl['cuda']['apt_signing_keys'][distro]['key_file']
+    assert repo['fingerprint'] == decl['cuda']['apt_signing_keys'][distro]['fingerprint']
+
+
+def test_apt_repo_on_the_mirror_keeps_the_upstream_url(decl):
+    cuda = sd.resolve(decl, mirror_url='http://upstream-mirror:8080/', allow_insecure_http=True,
+                      insecure_http_reason=TESTBED_REASON)['cuda']
+    repo = sd.apt_repo_for_host(cuda, 'Debian', '12.8', '12')
+    assert repo['url'] == 'http://upstream-mirror:8080/nvidia/cuda/repos/debian12/x86_64/'
+    assert repo['key_url'] == 'http://upstream-mirror:8080/nvidia/cuda/repos/debian12/x86_64/3bf863cc.pub'
+    assert repo['upstream_url'] == 'https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/'
+    assert repo['os'] == 'Debian-12'
+
+
+def test_apt_repo_for_an_unlisted_os_names_it_and_the_choices(decl):
+    cuda = sd.resolve(decl)['cuda']
+    with pytest.raises(ValueError) as err:
+        sd.apt_repo_for_host(cuda, 'Ubuntu', '24.10', '24')
+    assert 'Ubuntu-24.10' in str(err.value) and 'Ubuntu-24.04' in str(err.value) and 'Debian-12' in str(err.value)
+
+
+def test_declared_distro_map_replaces_the_default(decl):
+    decl['cuda']['apt_repo_distros'] = {'Rocky-9': 'rhel9'}
+    cuda = sd.resolve(decl)['cuda']
+    repo = sd.apt_repo_for_host(cuda, 'Rocky', '9.4', '9')
+    assert repo['url'].endswith('/repos/rhel9/x86_64/') and repo['key_url'] == '' and repo['fingerprint'] == ''
+    with pytest.raises(ValueError):
+        sd.apt_repo_for_host(cuda, 'Debian', '12.8', '12')
+
+
+@pytest.mark.parametrize('distros', [{}, ['debian12'], {'Debian-12': '../x'}, {'Debian-12': 'Debian12'}])
+def test_malformed_distro_map_is_refused(decl, distros):
+    decl['cuda']['apt_repo_distros'] = distros
+    assert any('cuda.apt_repo_distros' in p for p in sd.validate(decl))
