@@ -15,7 +15,7 @@ description:
     interpreter so that the gate sees what the service will see (its user, its home and caches, its environment,
     nothing of the connection's).
   - The same rule as the throughput gate's and the all-reduce probe's C(run_as) option (module_utils C(sglang_keys)).
-  - C(runuser), not C(become): C(su) cannot run a command for a user whose shell is nologin, and C(sudo) is not on
+  - C(runuser), not C(become), because C(su) cannot run a command for a user whose shell is nologin, and C(sudo) is not on
     every container.
   - Refuses a user name that is not one, an environment name that is not a shell variable name, and a value with a
     NUL or newline character.
