@@ -61,7 +61,8 @@ UNIT_SUFFIXES = ('.service', '.scope', '.socket', '.mount', '.swap', '.target', 
 _UNIT_NAME = re.compile(r'^[A-Za-z0-9:_.\\@-]+$')
 _CUDA_DIR = re.compile(r'^(/(?:[^/]+/)*cuda(?:-[0-9][0-9.]*)?)(?:/|$)')
 _ENV_KEY = re.compile(r'^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=')
-_VERSION_LITERAL = re.compile(r'''^__version__\s*=\s*['"]([^'"]+)['"]''', re.M)
+# version.py of older releases, and the _version.py setuptools_scm writes at install (``__version__ = version = '0.5.9'``)
+_VERSION_LITERAL = re.compile(r'''^__version__\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]''', re.M)
 _SHA = re.compile(r'^[0-9a-f]{40}(?:[0-9a-f]{24})?$')
 
 # Run by the serving interpreter: where its sglang is and which version, without importing sglang (no site code
@@ -344,7 +345,7 @@ def git_head(git_dir):
 
 def package_version(package_dir):
     """A literal ``__version__ = "..."`` of sglang's version.py or _version.py (read, not imported), or None."""
-    for name in ('_version.py', 'version.py'):
+    for name in ('_version.py', 'version.py', '__init__.py'):
         path = os.path.join(package_dir, name)
         if os.path.isfile(path):
             match = _VERSION_LITERAL.search(_read_text(path))
@@ -458,12 +459,21 @@ def scan(host):
     return found
 
 
-def select(processes, unit=None):
-    """The unit that serves and its server process, or (None, None) when nothing serves; refusals as the module
-    documents them."""
+def select(processes, unit=None, host=None):
+    """The unit that serves and its server processes, or (None, []) when nothing serves; refusals as the module
+    documents them. With host, a named unit that runs nothing is looked up to say whether it exists and runs."""
     unit = normalize_unit(unit)
     if unit:
         mine = [p for p in processes if p['unit'] == unit]
+        if not mine and host is not None:
+            props = parse_show(host.systemctl_show(unit))
+            if show_value(props, 'LoadState') != 'loaded':
+                raise BaselineError('the unit %s is not loaded (LoadState=%s): name the unit that serves SGLang, or '
+                                    'leave unit empty to search' % (unit, show_value(props, 'LoadState')))
+            if show_value(props, 'ActiveState') != 'active':
+                raise BaselineError('the unit %s is not active (ActiveState=%s): adoption records the service that '
+                                    'serves now; start it or name the one that runs'
+                                    % (unit, show_value(props, 'ActiveState')))
         if not mine:
             others = sorted(set('%s (pid %d)' % (p['unit'] or 'no unit', p['pid']) for p in processes))
             raise BaselineError('the unit %s runs no SGLang server process (python -m sglang.launch_server, '
@@ -512,6 +522,9 @@ def describe(host, unit, processes, timeout=120):
     if workdir == '~':
         workdir = environ.get('HOME')
     env_files = parse_environment_files(props.get('EnvironmentFiles'))
+    for env in env_files:
+        env['exists'] = os.path.isfile(env['path'])
+        env['names'] = env_file_names(_read_text(env['path'])) if env['exists'] else []
     drop_ins = [p for p in show_value(props, 'DropInPaths').split(' ') if p]
     venv = find_venv(interpreter)
     probe = host.probe(interpreter, environ, workdir, user, group, timeout)
@@ -749,13 +762,10 @@ def record(root, description, force=False, check_mode=False, recorded_at=None):
     recorded = read_manifest(baseline_dir)
     result = {'changed': False, 'drift': [], 'manifest': current, 'before': recorded, 'recorded': False}
     if recorded is not None:
-        changes = drift(recorded, current)
+        changes = drift(recorded, current) + verify_copies(baseline_dir, recorded)
         if not changes:
-            tampered = verify_copies(baseline_dir, recorded)
-            if not tampered:
-                result['manifest'] = recorded
-                return result
-            changes = tampered
+            result['manifest'] = recorded
+            return result
         result['drift'] = changes
         if not force:
             result['manifest'] = recorded

@@ -36,7 +36,9 @@ extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
 attributes:
   diff_mode:
-    description: Returns the manifest before and after (paths, sha256, modes, owners; no environment value).
+    description:
+      - With O(state=present), the manifest before and after (paths, sha256, modes, owners; no environment value).
+      - With O(state=restored), the files written back and removed, and why (never their content).
     support: full
 options:
   state:
@@ -205,8 +207,12 @@ def run(module, host):
                    description=manifest['description'], manifest=manifest, restored=result['restored'],
                    removed=result['removed'], unit_file_state=manifest['description'].get('unit_file_state'),
                    daemon_reload=bool(result['restored'] or result['removed']))
+        if result['changed'] and module._diff:
+            lines = ['write back %s (%s differs)' % (path, result['reasons'][path]) for path in result['restored']]
+            lines += ['remove %s (not in the baseline)' % path for path in result['removed']]
+            out['diff'] = dict(prepared='\n'.join(lines) + '\n')
         return out
-    unit, processes = select(scan(host), params['unit'])
+    unit, processes = select(scan(host), params['unit'], host)
     recorded = read_manifest(baseline_dir)
     out['recorded'] = recorded is not None
     if recorded is not None:
