@@ -80,10 +80,7 @@ notes:
     C(version.py).
   - C(systemctl show -p ExecStart) prints the command line without its quoting, so the command line is read from
     C(/proc/<pid>/cmdline).
-seealso:
-  - name: Adoption of the running service
-    description: docs/adoption.md in this collection - how the service is found, what is recorded and refused, restore.
-    link: https://github.com/gpuops/sglang_stack/blob/main/docs/adoption.md
+  - The collection's C(docs/adoption.md) describes how the service is found, what is recorded and refused, and restore.
 """
 
 EXAMPLES = r"""
