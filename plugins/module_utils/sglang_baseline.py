@@ -416,10 +416,11 @@ class Host(object):
         kwargs = {}
         if os.geteuid() == 0 and user and user != 'root':
             try:
-                account = pwd.getpwnam(user)
-                kwargs = {'user': account.pw_uid,
-                          'group': grp.getgrnam(group).gr_gid if group else account.pw_gid,
-                          'extra_groups': []}
+                account = pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
+                gid = account.pw_gid
+                if group:
+                    gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+                kwargs = {'user': account.pw_uid, 'group': gid, 'extra_groups': []}
             except KeyError:
                 return {'error': 'the unit\'s user %s or group %s does not exist' % (user, group)}
         if cwd and not os.path.isdir(cwd):
@@ -494,6 +495,21 @@ def select(processes, unit=None, host=None):
     return units[0], processes
 
 
+def resolve_interpreter(argv0, exec_path, environ, exe, isfile=os.path.isfile):
+    """The interpreter's path as the server named it: argv[0] when absolute; else systemd's resolved ExecStart path
+    (same name), the first match in the server's PATH, or /proc/<pid>/exe (last: it resolves the venv's python
+    link to the base interpreter and so loses the venv)."""
+    if os.path.isabs(argv0):
+        return argv0
+    if exec_path and os.path.basename(exec_path) == os.path.basename(argv0):
+        return exec_path
+    if '/' not in argv0:
+        for directory in (environ.get('PATH') or '').split(':'):
+            if directory.startswith('/') and isfile(os.path.join(directory, argv0)):
+                return os.path.join(directory, argv0)
+    return exe or argv0
+
+
 def describe(host, unit, processes, timeout=120):
     """The description of the serving unit (no environment value in it)."""
     props = parse_show(host.systemctl_show(unit))
@@ -508,12 +524,8 @@ def describe(host, unit, processes, timeout=120):
     argv = server['argv']
     execs = [parse_exec(v) for v in props.get('ExecStart', [])]
     resolved = execs[0]['path'] if execs else None
-    interpreter = argv[0]
-    if not os.path.isabs(interpreter):
-        exe = host.read_link(server['pid'], 'exe')
-        interpreter = resolved if resolved and os.path.basename(resolved) == os.path.basename(argv[0]) else (
-            exe or argv[0])
     environ = parse_environ(host.read_proc(server['pid'], 'environ') or b'')
+    interpreter = resolve_interpreter(argv[0], resolved, environ, host.read_link(server['pid'], 'exe'))
     user = show_value(props, 'User') or 'root'
     group = show_value(props, 'Group') or None
     workdir = show_value(props, 'WorkingDirectory') or None
@@ -526,7 +538,7 @@ def describe(host, unit, processes, timeout=120):
         env['exists'] = os.path.isfile(env['path'])
         env['names'] = env_file_names(_read_text(env['path'])) if env['exists'] else []
     drop_ins = [p for p in show_value(props, 'DropInPaths').split(' ') if p]
-    venv = find_venv(interpreter)
+    venv = find_venv(interpreter) if os.path.isabs(interpreter) else None
     probe = host.probe(interpreter, environ, workdir, user, group, timeout)
     sglang_file = probe.get('file')
     package_dir = os.path.dirname(sglang_file) if sglang_file else None
@@ -793,7 +805,8 @@ def verify_copies(baseline_dir, manifest):
 
 def _live_differs(entry):
     path = entry['path']
-    if not os.path.lexists(path) or os.path.islink(path) or not os.path.isfile(path):
+    # a symlinked file is compared through the link; written back, it becomes a regular file
+    if not os.path.isfile(path):
         return 'missing'
     info = os.stat(path)
     if sha256_file(path) != entry['sha256']:

@@ -206,6 +206,18 @@ def test_cuda_from_the_server_environment():
     assert linked == {'home': '/usr/local/cuda-13.0', 'version': '13.0', 'from': '/usr/local/cuda'}
 
 
+def test_interpreter_resolution():
+    environ = sb.parse_environ(real('proc', '152', 'environ'))
+    venv_python = '/srv/sglang/.venv/bin/python'
+    assert sb.resolve_interpreter(venv_python, None, environ, None) == venv_python
+    assert sb.resolve_interpreter('python', venv_python, environ, None) == venv_python
+    # a shell wrapper (ExecStart=/bin/bash -c "python -m ...") with python found through the server's PATH
+    found = sb.resolve_interpreter('python3', '/bin/bash', environ, '/usr/bin/python3.11',
+                                   isfile=lambda p: p == '/usr/bin/python3')
+    assert found == '/usr/bin/python3'
+    assert sb.resolve_interpreter('python3', '/bin/bash', {}, '/usr/bin/python3.11') == '/usr/bin/python3.11'
+
+
 # --- checkout and venv -------------------------------------------------------------------------------------------
 
 def test_checkout_commit_from_packed_refs(site):
@@ -408,3 +420,14 @@ def test_a_required_environment_file_that_is_missing_is_refused(site, tmp_path):
     with pytest.raises(sb.BaselineError, match=r'^BASELINE: the environment file .*sglang.env of sglang.service does '
                                                r'not exist'):
         sb.record(str(tmp_path / 'opt'), description)
+
+
+def test_a_symlinked_unit_file_that_matches_is_left_alone(site, tmp_path):
+    unit_file = os.path.join(site, 'etc/systemd/system/sglang.service')
+    target = os.path.join(site, 'srv/sglang/sglang.service')
+    shutil.move(unit_file, target)
+    os.symlink(target, unit_file)
+    root = str(tmp_path / 'opt-sglang')
+    sb.record(root, described(site))
+    result = sb.restore(root)
+    assert not result['changed'] and os.path.islink(unit_file)
