@@ -141,13 +141,17 @@ recorded:
   returned: always
   type: bool
 drift:
-  description: How the serving unit differs from the recorded baseline (or why the recorded copies are damaged); empty when they match.
+  description:
+    - How the serving unit differs from the recorded baseline (or why the recorded copies are damaged).
+    - Empty when they match.
   returned: always
   type: list
   elements: str
   sample: ["/etc/systemd/system/sglang.service: content changed"]
 manifest:
-  description: The recorded manifest (C(format), C(stack), C(unit), C(recorded_at), C(description), C(files) with C(path), C(kind), C(copy), C(sha256), C(size), C(mode), C(uid), C(gid), C(owner), C(group), and C(absent)).
+  description:
+    - The recorded manifest - C(format), C(stack), C(unit), C(recorded_at), C(description), C(absent) and C(files), each
+      with C(path), C(kind), C(copy), C(sha256), C(size), C(mode), C(uid), C(gid), C(owner), C(group).
   returned: when a baseline is recorded or would be
   type: dict
 restored:
