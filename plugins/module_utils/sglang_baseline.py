@@ -597,6 +597,18 @@ def describe(host, unit, processes, timeout=120):
     }
 
 
+def survey(host, unit, root, timeout=120):
+    """What serves and what is recorded: {'found', 'unit', 'description', 'baseline_dir', 'recorded', 'manifest',
+    'unit_file_state'} (description and manifest None when absent)."""
+    baseline_dir = os.path.join(root, 'baseline')
+    unit, processes = select(scan(host), unit, host)
+    recorded = read_manifest(baseline_dir)
+    description = describe(host, unit, processes, timeout=timeout) if unit else None
+    return {'found': description is not None, 'unit': unit, 'description': description,
+            'baseline_dir': baseline_dir, 'recorded': recorded is not None, 'manifest': recorded,
+            'unit_file_state': description['unit_file_state'] if description else None}
+
+
 # --- recording ---------------------------------------------------------------------------------------------------
 
 def sha256_file(path):

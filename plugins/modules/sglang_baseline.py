@@ -14,7 +14,7 @@ description:
   - Finds the SGLang server that serves on the host today, from C(/proc/*/cmdline) (C(python -m sglang.launch_server),
     C(python .../sglang/launch_server.py) or the wheel's console script C(sglang serve)), and the systemd unit it
     runs in, from C(/proc/<pid>/cgroup). O(unit) names the unit instead of searching.
-  - Describes it (RV(description)) - the interpreter and its virtual environment or source checkout (with the commit,
+  - Describes it (RV(description); M(gpuops.sglang_stack.sglang_baseline_info) describes without recording) - the interpreter and its virtual environment or source checkout (with the commit,
     read from C(.git) without the git binary), the SGLang version, port, model path, user and group, the CUDA
     directory its environment uses, the unit file, drop-ins and environment files, and the names (never the values)
     of its environment variables.
@@ -43,11 +43,10 @@ attributes:
 options:
   state:
     description:
-      - V(info) finds and describes what serves, and reports the recorded baseline; it writes nothing.
-      - V(present) also records the baseline.
+      - V(present) finds, describes and records what serves.
       - V(restored) writes the recorded baseline back; it does not look for what serves.
     type: str
-    choices: [info, present, restored]
+    choices: [present, restored]
     default: present
   unit:
     description:
@@ -110,7 +109,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 found:
-  description: Whether an SGLang service serves (V(info) and V(present)); with V(restored), whether a baseline is recorded.
+  description: Whether an SGLang service serves (V(present)); with V(restored), whether a baseline is recorded.
   returned: always
   type: bool
   sample: true
@@ -129,7 +128,7 @@ description:
       C(fragment_path), C(drop_in_paths), C(environment_files) (C(path), C(optional)), C(environment_names),
       C(unit_file_state), C(cgroup).
     - Holds no value of an environment variable.
-  returned: when found (V(info), V(present)); the recorded one with V(restored)
+  returned: when found (V(present)); the recorded one with V(restored)
   type: dict
 baseline_dir:
   description: Where the baseline is (or would be) recorded.
@@ -183,12 +182,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.sglang_baseline import (
     BaselineError,
     Host,
-    describe,
-    read_manifest,
     record,
     restore,
-    scan,
-    select,
+    survey,
 )
 
 
@@ -213,17 +209,10 @@ def run(module, host):
             lines += ['remove %s (not in the baseline)' % path for path in result['removed']]
             out['diff'] = dict(prepared='\n'.join(lines) + '\n')
         return out
-    unit, processes = select(scan(host), params['unit'], host)
-    recorded = read_manifest(baseline_dir)
-    out['recorded'] = recorded is not None
-    if recorded is not None:
-        out['manifest'] = recorded
-    if unit is None:
+    out.update(survey(host, params['unit'], params['root'], timeout=params['probe_timeout']))
+    if not out['found']:
         return out
-    description = describe(host, unit, processes, timeout=params['probe_timeout'])
-    out.update(found=True, unit=unit, description=description, unit_file_state=description['unit_file_state'])
-    if params['state'] == 'info':
-        return out
+    description = out['description']
     result = record(params['root'], description, force=params['force_rerecord'], check_mode=module.check_mode)
     out.update(changed=result['changed'], drift=result['drift'], manifest=result['manifest'],
                recorded=out['recorded'] or result['recorded'])
@@ -237,7 +226,7 @@ def run(module, host):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type='str', default='present', choices=['info', 'present', 'restored']),
+            state=dict(type='str', default='present', choices=['present', 'restored']),
             unit=dict(type='str'),
             root=dict(type='path', default='/opt/sglang'),
             force_rerecord=dict(type='bool', default=False),

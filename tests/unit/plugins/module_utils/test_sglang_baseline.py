@@ -70,10 +70,8 @@ class RecordedHost(sb.Host):
         return json.loads(self._move(real(self.probe_file).decode()))
 
 
-@pytest.fixture
-def site(tmp_path):
-    """The recorded site's files under tmp_path: unit, drop-in, env file (0640), checkout .git, venv pyvenv.cfg."""
-    base = str(tmp_path / 'host')
+def make_site(base):
+    """The recorded site's files under base: unit, drop-in, env file (0640), checkout .git, venv pyvenv.cfg."""
     layout = {
         'etc/systemd/system/sglang.service': ('sglang.service', 0o644),
         'etc/systemd/system/sglang.service.d/override.conf': ('override.conf', 0o644),
@@ -90,6 +88,11 @@ def site(tmp_path):
             handle.write(real('files', name))
         os.chmod(path, mode)
     return base
+
+
+@pytest.fixture
+def site(tmp_path):
+    return make_site(str(tmp_path / 'host'))
 
 
 def snapshot(base):

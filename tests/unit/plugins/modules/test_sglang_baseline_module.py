@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""sglang_baseline as Ansible runs it, on the recorded Debian 12 container (fixtures/real/systemd-baseline) with the
+"""sglang_baseline and sglang_baseline_info as Ansible runs them, on the recorded Debian 12 container (fixtures/real/systemd-baseline) with the
 site's files under a temp dir: refusals, info, check mode and diff, record, restore."""
 
 from __future__ import annotations
@@ -13,30 +13,37 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_baseline
+from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_baseline, sglang_baseline_info
 from ansible_collections.gpuops.sglang_stack.tests.unit.module_runner import run_module
-from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_sglang_baseline import (  # noqa: F401
-    SECRET, RecordedHost, recorded_commit, site)
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_sglang_baseline import (
+    SECRET, RecordedHost, make_site, recorded_commit)
+
+
+@pytest.fixture
+def site(tmp_path):
+    return make_site(str(tmp_path / 'host'))
 
 
 @pytest.fixture
 def host(monkeypatch, site):
     recorded = RecordedHost(base=site)
     monkeypatch.setattr(sglang_baseline, 'Host', lambda module: recorded)
+    monkeypatch.setattr(sglang_baseline_info, 'Host', lambda module: recorded)
     return recorded
 
 
 def test_process_outside_a_service_is_refused(capsys, host, tmp_path):
-    failed, result = run_module(capsys, sglang_baseline, {'state': 'info', 'root': str(tmp_path / 'opt')})
-    assert failed and result['msg'].startswith('BASELINE: an SGLang server process runs outside any systemd service')
+    for module in (sglang_baseline, sglang_baseline_info):
+        failed, result = run_module(capsys, module, {'root': str(tmp_path / 'opt')})
+        assert failed and result['msg'].startswith('BASELINE: an SGLang server process runs outside any systemd service')
+    assert not os.path.exists(str(tmp_path / 'opt'))
 
 
 def test_info_describes_and_writes_nothing(capsys, host, tmp_path, site):
-    failed, result = run_module(capsys, sglang_baseline, {'state': 'info', 'unit': 'sglang',
-                                                          'root': str(tmp_path / 'opt')})
+    failed, result = run_module(capsys, sglang_baseline_info, {'unit': 'sglang', 'root': str(tmp_path / 'opt')})
     assert not failed and not result['changed'] and result['found'] and result['unit'] == 'sglang.service'
     assert result['description']['checkout']['commit'] == recorded_commit()
-    assert result['unit_file_state'] == 'enabled' and not result['recorded']
+    assert result['unit_file_state'] == 'enabled' and not result['recorded'] and result['manifest'] is None
     assert not os.path.exists(str(tmp_path / 'opt'))
     assert SECRET not in json.dumps(result)
 
@@ -71,6 +78,14 @@ def test_present_check_diff_then_record_then_restore(capsys, host, tmp_path, sit
         assert handle.read() == original
     failed, result = run_module(capsys, sglang_baseline, restore)
     assert not failed and not result['changed'] and not result['daemon_reload']
+
+
+def test_info_reports_the_recorded_baseline(capsys, host, tmp_path):
+    root = str(tmp_path / 'opt')
+    assert not run_module(capsys, sglang_baseline, {'unit': 'sglang', 'root': root})[0]
+    failed, result = run_module(capsys, sglang_baseline_info, {'unit': 'sglang', 'root': root})
+    assert not failed and not result['changed'] and result['recorded']
+    assert result['manifest']['unit'] == 'sglang.service' and len(result['manifest']['files']) == 3
 
 
 def test_restore_without_a_baseline_fails(capsys, host, tmp_path):
