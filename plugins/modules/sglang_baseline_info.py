@@ -45,7 +45,9 @@ EXAMPLES = r"""
 
 - name: Show the checkout commit and port
   ansible.builtin.debug:
-    msg: "{{ serving.unit }} serves sglang {{ serving.description.sglang.version }} at {{ serving.description.checkout.commit | default('-') }} on {{ serving.description.port }}"
+    msg: >-
+      {{ serving.unit }} serves sglang {{ serving.description.sglang.version }}
+      at {{ serving.description.checkout.commit | default('-') }} on port {{ serving.description.port }}
   when: serving.found
 """
 
