@@ -16,8 +16,8 @@ description:
     runs in, from C(/proc/<pid>/cgroup). O(unit) names the unit instead of searching.
   - Describes it (RV(description); M(gpuops.sglang_stack.sglang_baseline_info) describes without recording) - the
     interpreter and its virtual environment or source checkout (with the commit, read from C(.git) without the git
-    binary), the SGLang version, port, model path, user and group, the CUDA directory its environment uses, the unit file, drop-ins and environment files, and the names (never the values)
-    of its environment variables.
+    binary), the SGLang version, port, model path, user and group, the CUDA directory its environment uses, the unit
+    file, drop-ins and environment files, and the names (never the values) of its environment variables.
   - With O(state=present), records it under O(root)C(/baseline) as the read-only stack C(baseline) - a
     C(manifest.json) and byte-for-byte copies of the unit file, every drop-in and every environment file, with their
     sha256, modes and owners. A second run on the same unit changes nothing; a recorded baseline that the serving unit
