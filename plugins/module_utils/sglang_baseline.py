@@ -173,6 +173,23 @@ def server_options(args):
             'config': option(args, '--config')}
 
 
+# sglang 0.5.9's options whose value is a secret (srt/server_args.py: api_key, admin_api_key)
+SECRET_OPTIONS = ('--api-key', '--admin-api-key')
+MASK = '********'
+
+
+def masked_argv(argv):
+    """argv with the values of SECRET_OPTIONS replaced by MASK (for results and the manifest)."""
+    out = list(argv)
+    for index, word in enumerate(out):
+        for name in SECRET_OPTIONS:
+            if word == name and index + 1 < len(out):
+                out[index + 1] = MASK
+            elif word.startswith(name + '='):
+                out[index] = name + '=' + MASK
+    return out
+
+
 def unit_from_cgroup_path(path):
     """The unit a cgroup path belongs to (first unit name after the slices), or None."""
     for part in (path or '').split('/'):
@@ -569,7 +586,7 @@ def describe(host, unit, processes, timeout=120):
         'pid': server['pid'],
         'pids': sorted(p['pid'] for p in processes),
         'form': server['entry']['form'],
-        'argv': argv,
+        'argv': masked_argv(argv),
         'exec_path': resolved,
         'interpreter': interpreter,
         'python_version': probe.get('python_version'),

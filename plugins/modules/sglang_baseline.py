@@ -127,7 +127,7 @@ description:
       C(tp_size), C(config), C(user), C(group), C(working_directory), C(cuda) (C(home), C(version), C(from)),
       C(fragment_path), C(drop_in_paths), C(environment_files) (C(path), C(optional)), C(environment_names),
       C(unit_file_state), C(cgroup).
-    - Holds no value of an environment variable.
+    - Holds no value of an environment variable; the values of C(--api-key) and C(--admin-api-key) in C(argv) are masked.
   returned: when found (V(present)); the recorded one with V(restored)
   type: dict
 baseline_dir:

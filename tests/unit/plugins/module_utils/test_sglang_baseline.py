@@ -153,6 +153,13 @@ def test_entry_forms(argv, form):
         assert sb.server_options(entry['args'])['port'] == 31000
 
 
+def test_api_keys_on_the_command_line_are_masked():
+    argv = ['/v/bin/python', '-m', 'sglang.launch_server', '--api-key', 'k1', '--admin-api-key=k2', '--port', '1']
+    assert sb.masked_argv(argv) == ['/v/bin/python', '-m', 'sglang.launch_server', '--api-key', '********',
+                                    '--admin-api-key=********', '--port', '1']
+    assert argv[4] == 'k1'
+
+
 def test_a_port_that_is_not_a_number_is_refused():
     with pytest.raises(sb.BaselineError, match=r'^BASELINE: .*--port'):
         sb.server_options(['--port', 'http'])
