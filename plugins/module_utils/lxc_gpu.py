@@ -214,7 +214,8 @@ def classify_config_line(line, majors, known_majors=None, passthrough='raw'):
     if pair is None:
         return None
     key, value = pair
-    holder = 'the devN entries' if passthrough == 'devices' else 'the managed block'
+    allows, handles = (('the devN entries pass through', 'the devN entries pass through') if passthrough == 'devices'
+                       else ('the managed block allows', 'the managed block handles'))
     nvidia_majors_set = dict((major, name) for name, major in majors.items() if major)
     if key in ('lxc.cgroup2.devices.allow', 'lxc.cgroup.devices.allow'):
         rule = _DEVICE_RULE.match(value)
@@ -223,7 +224,7 @@ def classify_config_line(line, majors, known_majors=None, passthrough='raw'):
         major = int(rule.group('major'))
         if major in nvidia_majors_set:
             return {'line': line, 'kind': 'duplicate',
-                    'reason': 'allows the %s major %d, which %s allows' % (nvidia_majors_set[major], major, holder)}
+                    'reason': 'allows the %s major %d, which %s' % (nvidia_majors_set[major], major, allows)}
         if rule.group('type') == 'c' and known_majors is not None and major not in known_majors:
             return {'line': line, 'kind': 'stale',
                     'reason': 'allows character major %d, which no loaded driver uses on this host '
@@ -232,7 +233,7 @@ def classify_config_line(line, majors, known_majors=None, passthrough='raw'):
     if key == 'lxc.mount.entry':
         source = value.split()[0] if value.split() else ''
         if re.match(r'^/dev/nvidia', source):
-            return {'line': line, 'kind': 'duplicate', 'reason': 'mounts %s, which %s handles' % (source, holder)}
+            return {'line': line, 'kind': 'duplicate', 'reason': 'mounts %s, which %s' % (source, handles)}
         return None
     if passthrough == 'devices':
         return None

@@ -92,7 +92,7 @@ EXAMPLES = r"""
   gpuops.sglang_stack.lxc_gpu_devices:
     path: "{{ item.config_path }}"
     devices: "{{ item.devices }}"
-  loop: "{{ lxc_gpu.containers | selectattr('passthrough', 'eq', 'devices') }}"
+  loop: "{{ lxc_gpu.containers | selectattr('passthrough', 'eq', 'devices') | list }}"
 """
 
 RETURN = r"""
