@@ -132,12 +132,35 @@ def _line(flavour, key, value):
     return '%s: %s' % (key, value) if flavour == 'proxmox' else '%s = %s' % (key, value)
 
 
-def render_block(flavour, majors, nodes):
+# The device rule key LXC applies for each device controller version: on a host whose devices controller is a cgroup v1
+# hierarchy LXC ignores lxc.cgroup2.* ("Ignoring cgroup2 limits on legacy cgroup system", seen on the development
+# machine: docs/lxc-real-container.md), and on a pure cgroup v2 host it ignores lxc.cgroup.*.
+CGROUP_DEVICE_KEYS = {'v1': 'lxc.cgroup.devices.allow', 'v2': 'lxc.cgroup2.devices.allow'}
+
+
+def devices_cgroup(mountinfo):
+    """``/proc/self/mountinfo`` content -> ``'v1'`` when a cgroup v1 hierarchy carrying the devices controller is mounted
+    (a legacy or hybrid host), ``'v2'`` otherwise (the unified hierarchy alone: Proxmox VE 7+, Debian 11+ defaults);
+    None when there is no content to read."""
+    if mountinfo is None:
+        return None
+    for line in mountinfo.splitlines():
+        _mount, separator, rest = line.partition(' - ')
+        fields = rest.split()
+        if separator and len(fields) >= 3 and fields[0] == 'cgroup' and 'devices' in fields[2].split(','):
+            return 'v1'
+    return 'v2'
+
+
+def render_block(flavour, majors, nodes, cgroup='v2'):
     """The managed lines of one container's configuration.
 
-    ``majors`` as from :func:`nvidia_majors`; ``nodes`` as from :func:`mount_nodes`. Mount sources are
-    always the host's ``/dev`` paths. Raises LxcGpuError when the nvidia or nvidia-uvm major is unknown.
+    ``majors`` as from :func:`nvidia_majors`; ``nodes`` as from :func:`mount_nodes`; ``cgroup`` the host's devices
+    controller version (:func:`devices_cgroup`), which decides the rule key. Mount sources are always the host's
+    ``/dev`` paths. Raises LxcGpuError when the nvidia or nvidia-uvm major is unknown.
     """
+    if cgroup not in CGROUP_DEVICE_KEYS:
+        raise LxcGpuError('unknown cgroup version %r (v1 or v2)' % (cgroup,))
     if flavour not in FLAVOURS:
         raise LxcGpuError('unknown config flavour %r (one of %s)' % (flavour, ', '.join(FLAVOURS)))
     for required in (NVIDIA_MAJOR_NAME, UVM_MAJOR_NAME):
@@ -149,7 +172,7 @@ def render_block(flavour, majors, nodes):
         major = majors.get(name)
         if major and major not in seen:
             seen.add(major)
-            lines.append(_line(flavour, 'lxc.cgroup2.devices.allow', 'c %d:* rwm' % major))
+            lines.append(_line(flavour, CGROUP_DEVICE_KEYS[cgroup], 'c %d:* rwm' % major))
     for node in nodes:
         create = 'dir' if node['kind'] == 'dir' else 'file'
         lines.append(_line(flavour, 'lxc.mount.entry', '/dev/%s dev/%s none bind,optional,create=%s' % (node['name'], node['name'], create)))

@@ -120,6 +120,18 @@ options:
     type: str
     choices: [auto, devices, raw]
     default: auto
+  cgroup:
+    description:
+      - The version of the host's devices cgroup controller, which decides the device rule key of the raw lines.
+      - V(auto) reads O(mountinfo_path) - V(v1) (C(lxc.cgroup.devices.allow)) when a cgroup v1 hierarchy carries the
+        devices controller, V(v2) (C(lxc.cgroup2.devices.allow)) otherwise. LXC ignores the key of the other version.
+    type: str
+    choices: [auto, v1, v2]
+    default: auto
+  mountinfo_path:
+    description: The mount table read for O(cgroup=auto). Another path serves tests with a recorded copy.
+    type: path
+    default: /proc/self/mountinfo
   device_gid:
     description:
       - The group id (inside the container) given to every passed-through node in C(devN:) mode, C(gid=) of the entry.
@@ -197,6 +209,11 @@ device_nodes:
   type: list
   elements: dict
   sample: [{name: nvidia0, mode: 438}, {name: nvidia-caps/nvidia-cap1, mode: 256}]
+cgroup:
+  description: The devices controller version the raw lines are written for (V(v1) or V(v2)), and how it was decided.
+  returned: always
+  type: dict
+  sample: {devices: v2, source: "detected in /proc/self/mountinfo"}
 marker_lines:
   description: The begin and end lines of the managed block.
   returned: always
@@ -346,6 +363,8 @@ def main():
             lib_dirs=dict(type='list', elements='str', default=list(lxc_gpu.DEFAULT_LIB_DIRS)),
             passthrough=dict(type='str', choices=list(pve_devices.MODES), default='auto'),
             device_gid=dict(type='int'),
+            cgroup=dict(type='str', choices=['auto', 'v1', 'v2'], default='auto'),
+            mountinfo_path=dict(type='path', default='/proc/self/mountinfo'),
         ),
         supports_check_mode=True,
     )
@@ -360,6 +379,13 @@ def main():
     nodes = lxc_gpu.mount_nodes(names, caps_dir)
     marker_lines = [params['marker'].replace('{mark}', params['marker_begin']), params['marker'].replace('{mark}', params['marker_end'])]
 
+    if params['cgroup'] == 'auto':
+        detected = lxc_gpu.devices_cgroup(host_probe.read_text(params['mountinfo_path']))
+        cgroup = {'devices': detected or 'v2',
+                  'source': ('detected in %s' % params['mountinfo_path']) if detected else
+                            '%s unreadable: v2, the default of current LXC and Proxmox VE hosts' % params['mountinfo_path']}
+    else:
+        cgroup = {'devices': params['cgroup'], 'source': 'cgroup is %s' % params['cgroup']}
     device_entries = lxc_gpu.device_nodes(lxc_gpu.stat_dev(params['dev_dir']))
     ask_pve = params['passthrough'] == 'auto' and any(
         (given['flavour'] or params['flavour']) == 'proxmox' for given in params['containers'])
@@ -385,7 +411,7 @@ def main():
         if host_ok and mode['mode'] == 'devices':
             devices = pve_devices.wanted_devices(device_entries, params['device_gid'])
         elif host_ok:
-            block = lxc_gpu.render_block(container['flavour'], majors, nodes)
+            block = lxc_gpu.render_block(container['flavour'], majors, nodes, cgroup['devices'])
         # Up to 4 bytes per character: a file cut at this limit always decodes to more than MAX_CONFIG_CHARS characters,
         # so analyse_config refuses it instead of reading its first part as if it were the whole file.
         text = host_probe.read_text(path, limit=4 * lxc_gpu.MAX_CONFIG_CHARS)
@@ -425,7 +451,7 @@ def main():
 
     pve.pop('tuple', None)
     module.exit_json(changed=False, kernel_module=driver, majors=majors, mount_nodes=nodes, device_nodes=device_entries,
-                     proxmox=pve, marker_lines=marker_lines, containers=results, problems=problems)
+                     proxmox=pve, cgroup=cgroup, marker_lines=marker_lines, containers=results, problems=problems)
 
 
 if __name__ == '__main__':

@@ -26,6 +26,8 @@ def host(tmp_path):
     """A host tree: recorded /proc files, eight GPU nodes, two containers (LXC and Proxmox) with a user-space driver."""
     (tmp_path / 'proc-devices').write_text(PROC_DEVICES)
     (tmp_path / 'version').write_text(PROC_VERSION)
+    # A unified (cgroup v2) host, whatever the machine running the tests has (constructed line, mountinfo(5) layout).
+    (tmp_path / 'mountinfo-v2').write_text('30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n')
     dev = tmp_path / 'dev'
     (dev / 'nvidia-caps').mkdir(parents=True)
     for name in ['nvidia%d' % index for index in range(8)] + ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools']:
@@ -44,6 +46,7 @@ def args(host, containers, **extra):
         'proc_devices_path': str(host / 'proc-devices'),
         'driver_version_path': str(host / 'version'),
         'dev_dir': str(host / 'dev'),
+        'mountinfo_path': str(host / 'mountinfo-v2'),
         'containers': [dict(c, config_path=str(host / 'lxc' / c['name'] / 'config'), rootfs=str(host / 'lxc' / c['name'] / 'rootfs'))
                        for c in containers],
     }
@@ -223,3 +226,14 @@ def test_devn_mode_reports_raw_lines_outside_the_block(capsys, host, monkeypatch
     foreign = result['containers'][0]['config']['foreign_entries']
     assert [(e['line'], e['kind']) for e in foreign] == [('lxc.cgroup2.devices.allow: c 195:* rwm', 'duplicate')]
     assert 'the devN entries' in foreign[0]['reason']
+
+
+def test_cgroup_v1_host_gets_v1_rules(capsys, host):
+    (host / 'mountinfo').write_text(read(FIXTURES, 'lxc', 'mountinfo-cgroup-hybrid.txt'))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'mountinfo')))
+    assert result['cgroup'] == {'devices': 'v1', 'source': 'detected in %s' % (host / 'mountinfo')}
+    assert result['containers'][0]['block'][0] == 'lxc.cgroup.devices.allow = c 195:* rwm'
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'mountinfo'), cgroup='v2'))
+    assert result['containers'][0]['block'][0] == 'lxc.cgroup2.devices.allow = c 195:* rwm'
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'absent')))
+    assert result['cgroup']['devices'] == 'v2' and 'unreadable' in result['cgroup']['source']
