@@ -6,11 +6,10 @@
 """Proxmox VE devN passthrough: version detection, the value syntax of pve-container's $dev_desc, and the plan that
 moves a configuration from the raw block to devN entries. Inputs: fixtures/lxc/pve-102-devices.conf and
 pve-101.conf (constructed in pct.conf's layout, README there), pveversion-8.1.3.txt (a public sample), the GPU test
-machine's real /dev listing (h200-host-probe.txt), and the pct rewrite stand-in of molecule/lxc_host/standin."""
+machine's real /dev listing (h200-host-probe.txt), and the pct rewrite stand-in (tests/unit/pct_rewrite.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 
@@ -18,18 +17,11 @@ import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import lxc_gpu
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import pve_devices
+from ansible_collections.gpuops.sglang_stack.tests.unit import pct_rewrite as pct
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import FIXTURES, read
 
 LXC = os.path.join(FIXTURES, 'lxc')
 MARKERS = ('# BEGIN gpuops.sglang_stack lxc_gpu_host', '# END gpuops.sglang_stack lxc_gpu_host')
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-
-
-def pct_rewrite():
-    spec = importlib.util.spec_from_file_location('pct_rewrite', os.path.join(ROOT, 'molecule', 'lxc_host', 'standin', 'pct_rewrite.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def real_nodes():
@@ -159,7 +151,7 @@ def test_plan_survives_a_pct_rewrite():
     """After the move, `pct set` (the stand-in of write_pct_config) sorts the keys: the next plan changes nothing."""
     wanted = pve_devices.wanted_devices(eight_gpu_nodes())
     moved = pve_devices.plan(read(LXC, 'pve-102-devices.conf'), wanted, *MARKERS)['text']
-    rewritten = pct_rewrite().rewrite(moved, ['cores=32'])
+    rewritten = pct.rewrite(moved, ['cores=32'])
     assert rewritten != moved and 'cores: 32' in rewritten
     lines = rewritten.splitlines()
     assert lines.index('dev10: /dev/nvidiactl,mode=0666') < lines.index('dev2: /dev/nvidia0,mode=0666')  # sorted as text
@@ -169,7 +161,7 @@ def test_plan_survives_a_pct_rewrite():
 
 def test_pct_rewrite_of_the_raw_block_is_what_the_raw_mode_cannot_survive():
     """The same rewrite of a raw block: the markers go to the description, the lines below, apart (the old failure)."""
-    rewritten = pct_rewrite().rewrite(read(LXC, 'pve-102-devices.conf'))
+    rewritten = pct.rewrite(read(LXC, 'pve-102-devices.conf'))
     lines = rewritten.splitlines()
     assert lines[1:3] == list(MARKERS)
     assert lines[lines.index(MARKERS[1]) + 1] == 'arch: amd64'
