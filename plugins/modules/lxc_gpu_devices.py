@@ -11,15 +11,15 @@ module: lxc_gpu_devices
 short_description: Keep a Proxmox VE container's GPU nodes as devN passthrough entries
 version_added: 1.0.0
 description:
-  - Runs on a Proxmox VE 8.1 or later host. Edits the main section of one container configuration
+  - "Runs on a Proxmox VE 8.1 or later host. Edits the main section of one container configuration
     (C(/etc/pve/lxc/<vmid>.conf)) so that every device node of O(devices) is passed through by one C(devN:) entry
-    (C(devN: /dev/nvidia0,mode=0666)), which C(pct set) and snapshots keep as they are.
+    (for example C(dev2: /dev/nvidia0,mode=0666)), which C(pct set) and snapshots keep as they are."
   - An entry whose path is one of the GPU nodes this collection manages (C(/dev/nvidiaN), C(nvidiactl), C(nvidia-uvm),
     C(nvidia-uvm-tools), C(nvidia-modeset), C(nvidia-caps/*)) keeps its index and gets the wanted properties; a second
     entry for the same path and one for a node not in O(devices) are removed. A missing node takes the lowest free
     index. C(devN) entries for other paths, every other line, and the snapshot and pending sections stay as they are.
   - The managed block of raw C(lxc.*) lines an earlier run wrote (between the O(marker) lines, main section only) is
-    removed with its markers: moving a container from raw lines to C(devN) entries. No other line is removed.
+    removed with its markers, which moves a container from raw lines to C(devN) entries. No other line is removed.
   - The file is rewritten in place when Ansible's temporary file cannot be renamed over it (C(/etc/pve) is Proxmox VE's
     cluster file system). Nothing is restarted; Proxmox VE applies the entries at the container's next start.
 author:
