@@ -231,7 +231,7 @@ def plan(text, wanted, marker_begin, marker_end):
     begin = next((i for i, line in enumerate(main) if line.rstrip() == marker_begin), None)
     end = next((i for i, line in enumerate(main) if begin is not None and i > begin and line.rstrip() == marker_end), None)
     if begin is not None and end is not None:
-        block_removed = [line for line in main[begin + 1:end]]
+        block_removed = list(main[begin + 1:end])
         main = main[:begin] + main[end + 1:]
 
     wanted_by_path = dict((device['path'], device) for device in wanted)

@@ -381,9 +381,11 @@ def main():
 
     if params['cgroup'] == 'auto':
         detected = lxc_gpu.devices_cgroup(host_probe.read_text(params['mountinfo_path']))
-        cgroup = {'devices': detected or 'v2',
-                  'source': ('detected in %s' % params['mountinfo_path']) if detected else
-                            '%s unreadable: v2, the default of current LXC and Proxmox VE hosts' % params['mountinfo_path']}
+        if detected:
+            source = 'detected in %s' % params['mountinfo_path']
+        else:
+            source = '%s unreadable: v2, the default of current LXC and Proxmox VE hosts' % params['mountinfo_path']
+        cgroup = {'devices': detected or 'v2', 'source': source}
     else:
         cgroup = {'devices': params['cgroup'], 'source': 'cgroup is %s' % params['cgroup']}
     device_entries = lxc_gpu.device_nodes(lxc_gpu.stat_dev(params['dev_dir']))

@@ -67,6 +67,7 @@ grep -A12 '^PLAY RECAP' "$W/role.log" | sed -n 2p
 sed -n '/# BEGIN gpuops.sglang_stack lxc_gpu_host/,/# END gpuops.sglang_stack lxc_gpu_host/p' "$config"
 
 echo "== lxc-start (private mount namespace: /dev is a copy holding the stand-in nodes)"
+# shellcheck disable=SC2016  # the script runs in the new namespace; its variables are its own arguments
 unshare --mount bash -euc '
   W=$1; name=$2
   mount --make-rprivate /
@@ -113,4 +114,5 @@ case "$opened" in
   *"No such device or address"*) echo "lxc_real: the device cgroup allows /dev/nvidia0" ;;
   *) echo "lxc_real: the device cgroup refused /dev/nvidia0 (or another error)"; fail=1 ;;
 esac
-[ "$fail" = 0 ] && echo "lxc_real: every stand-in node is in the container and may be opened" || { echo "lxc_real: FAILED"; exit 1; }
+if [ "$fail" != 0 ]; then echo "lxc_real: FAILED"; exit 1; fi
+echo "lxc_real: every stand-in node is in the container and may be opened"
