@@ -4,7 +4,8 @@
 #   galaxy-importer on the built tarball, then the molecule scenarios on the local test bed
 #   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
-# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed ee molecule
+# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed ee molecule lxc-real
+#   lxc-real: a real LXC container with the lxc_gpu_host configuration (tests/lxc_real/run.sh; root, lxc, busybox-static)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
@@ -231,7 +232,7 @@ scripts/setup-controller.sh || { echo "setup failed"; echo "0 passed, 1 failed";
 mkdir -p "$log_dir"
 results+=("PASS setup $(( $(date +%s) - setup_start ))s")
 
-wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed ee molecule)
+wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed ee molecule lxc-real)
 for s in "${wanted[@]}"; do
   case $s in
     lint) stage lint lint ;;
@@ -243,6 +244,7 @@ for s in "${wanted[@]}"; do
     testbed-units) stage testbed-units testbed_units ;;
     ee) stage ee ee ;;
     molecule) stage molecule molecule_all ;;
+    lxc-real) stage lxc-real tests/lxc_real/run.sh ;;
     *) echo "unknown stage $s"; failed=$((failed + 1)) ;;
   esac
 done

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import nvidia_smi
@@ -131,12 +132,35 @@ def _line(flavour, key, value):
     return '%s: %s' % (key, value) if flavour == 'proxmox' else '%s = %s' % (key, value)
 
 
-def render_block(flavour, majors, nodes):
+# The device rule key LXC applies for each device controller version: on a host whose devices controller is a cgroup v1
+# hierarchy LXC ignores lxc.cgroup2.* ("Ignoring cgroup2 limits on legacy cgroup system", seen on the development
+# machine: docs/lxc-real-container.md), and on a pure cgroup v2 host it ignores lxc.cgroup.*.
+CGROUP_DEVICE_KEYS = {'v1': 'lxc.cgroup.devices.allow', 'v2': 'lxc.cgroup2.devices.allow'}
+
+
+def devices_cgroup(mountinfo):
+    """``/proc/self/mountinfo`` content -> ``'v1'`` when a cgroup v1 hierarchy carrying the devices controller is mounted
+    (a legacy or hybrid host), ``'v2'`` otherwise (the unified hierarchy alone: Proxmox VE 7+, Debian 11+ defaults);
+    None when there is no content to read."""
+    if mountinfo is None:
+        return None
+    for line in mountinfo.splitlines():
+        _mount, separator, rest = line.partition(' - ')
+        fields = rest.split()
+        if separator and len(fields) >= 3 and fields[0] == 'cgroup' and 'devices' in fields[2].split(','):
+            return 'v1'
+    return 'v2'
+
+
+def render_block(flavour, majors, nodes, cgroup='v2'):
     """The managed lines of one container's configuration.
 
-    ``majors`` as from :func:`nvidia_majors`; ``nodes`` as from :func:`mount_nodes`. Mount sources are
-    always the host's ``/dev`` paths. Raises LxcGpuError when the nvidia or nvidia-uvm major is unknown.
+    ``majors`` as from :func:`nvidia_majors`; ``nodes`` as from :func:`mount_nodes`; ``cgroup`` the host's devices
+    controller version (:func:`devices_cgroup`), which decides the rule key. Mount sources are always the host's
+    ``/dev`` paths. Raises LxcGpuError when the nvidia or nvidia-uvm major is unknown.
     """
+    if cgroup not in CGROUP_DEVICE_KEYS:
+        raise LxcGpuError('unknown cgroup version %r (v1 or v2)' % (cgroup,))
     if flavour not in FLAVOURS:
         raise LxcGpuError('unknown config flavour %r (one of %s)' % (flavour, ', '.join(FLAVOURS)))
     for required in (NVIDIA_MAJOR_NAME, UVM_MAJOR_NAME):
@@ -148,7 +172,7 @@ def render_block(flavour, majors, nodes):
         major = majors.get(name)
         if major and major not in seen:
             seen.add(major)
-            lines.append(_line(flavour, 'lxc.cgroup2.devices.allow', 'c %d:* rwm' % major))
+            lines.append(_line(flavour, CGROUP_DEVICE_KEYS[cgroup], 'c %d:* rwm' % major))
     for node in nodes:
         create = 'dir' if node['kind'] == 'dir' else 'file'
         lines.append(_line(flavour, 'lxc.mount.entry', '/dev/%s dev/%s none bind,optional,create=%s' % (node['name'], node['name'], create)))
@@ -200,18 +224,21 @@ def key_value(line):
     return match.group('key'), value
 
 
-def classify_config_line(line, majors, known_majors=None):
+def classify_config_line(line, majors, known_majors=None, passthrough='raw'):
     """One config line outside the managed block -> None, or ``{'line', 'kind', 'reason'}`` when it is
     about NVIDIA passthrough and so duplicates the managed block (``duplicate``) or is left over from
     an earlier driver (``stale``: a device rule for a major no loaded driver uses, such as an old
     hard-coded nvidia-uvm major). ``known_majors`` as from :func:`character_majors`; None skips the
-    stale check."""
+    stale check. With ``passthrough`` ``devices`` (Proxmox VE 8.1+) the GPUs go through devN entries, which are
+    the role's own and never foreign; raw NVIDIA lines then duplicate those entries."""
     if line.lstrip().startswith('#'):
         return None
     pair = key_value(line)
     if pair is None:
         return None
     key, value = pair
+    allows, handles = (('the devN entries pass through', 'the devN entries pass through') if passthrough == 'devices'
+                       else ('the managed block allows', 'the managed block handles'))
     nvidia_majors_set = dict((major, name) for name, major in majors.items() if major)
     if key in ('lxc.cgroup2.devices.allow', 'lxc.cgroup.devices.allow'):
         rule = _DEVICE_RULE.match(value)
@@ -220,7 +247,7 @@ def classify_config_line(line, majors, known_majors=None):
         major = int(rule.group('major'))
         if major in nvidia_majors_set:
             return {'line': line, 'kind': 'duplicate',
-                    'reason': 'allows the %s major %d, which the managed block allows' % (nvidia_majors_set[major], major)}
+                    'reason': 'allows the %s major %d, which %s' % (nvidia_majors_set[major], major, allows)}
         if rule.group('type') == 'c' and known_majors is not None and major not in known_majors:
             return {'line': line, 'kind': 'stale',
                     'reason': 'allows character major %d, which no loaded driver uses on this host '
@@ -229,7 +256,9 @@ def classify_config_line(line, majors, known_majors=None):
     if key == 'lxc.mount.entry':
         source = value.split()[0] if value.split() else ''
         if re.match(r'^/dev/nvidia', source):
-            return {'line': line, 'kind': 'duplicate', 'reason': 'mounts %s, which the managed block handles' % source}
+            return {'line': line, 'kind': 'duplicate', 'reason': 'mounts %s, which %s' % (source, handles)}
+        return None
+    if passthrough == 'devices':
         return None
     if re.match(r'^dev\d+$', key) and re.search(r'(^|[\s,=])/dev/nvidia', value):
         return {'line': line, 'kind': 'duplicate',
@@ -237,7 +266,7 @@ def classify_config_line(line, majors, known_majors=None):
     return None
 
 
-def analyse_config(text, marker_begin, marker_end, wanted_lines, majors, flavour, known_majors=None):
+def analyse_config(text, marker_begin, marker_end, wanted_lines, majors, flavour, known_majors=None, passthrough='raw'):
     """What blockinfile will find in a container's configuration, and what it cannot fix.
 
     Returns ``{'exists', 'block_present', 'block_current', 'foreign_entries', 'block_outside_main_section'}``:
@@ -245,7 +274,9 @@ def analyse_config(text, marker_begin, marker_end, wanted_lines, majors, flavour
     old hard-coded nvidia-uvm major, Proxmox devN: entries; see :func:`classify_config_line`) that
     the operator should remove;
     ``block_outside_main_section`` is true when, in a Proxmox config, the block sits below a snapshot
-    section header, where Proxmox VE would not apply it to the running container.
+    section header, where Proxmox VE would not apply it to the running container. With ``passthrough``
+    ``devices`` the block is what pve_devices.plan removes and the devN entries are the role's (see
+    :func:`classify_config_line`).
 
     Raises LxcGpuError for a configuration longer than MAX_CONFIG_CHARS (no container's is; host_probe.read_text
     reads one character more than its limit so that such a file is seen as too long, not cut).
@@ -260,7 +291,7 @@ def analyse_config(text, marker_begin, marker_end, wanted_lines, majors, flavour
     for index, line in enumerate(outside):
         if main_end is not None and index >= main_end:
             break  # snapshot sections keep their own (old) copy of the config; they are not applied
-        entry = classify_config_line(line, majors, known_majors)
+        entry = classify_config_line(line, majors, known_majors, passthrough)
         if entry:
             foreign.append(entry)
     outside_main = False
@@ -469,6 +500,40 @@ def list_dev(dev_dir):
         if os.path.exists(path) and not os.path.isdir(path):
             present.append(printable(name))
     return sorted(present), caps
+
+
+def device_nodes(entries):
+    """``[{'name', 'mode'}]`` found in the host's ``/dev`` (``nvidia-caps/<node>`` for the capability nodes) -> the
+    nodes passed through one by one (Proxmox VE devN entries), in config order: ``nvidia0..N`` (numeric order),
+    the control nodes present, then the capability nodes (sorted). Other names are dropped."""
+    by_name = dict((entry['name'], entry) for entry in entries)
+    ordered = [entry['name'] for entry in mount_nodes(by_name) if entry['kind'] == 'file']
+    caps = sorted(name for name in by_name if name.startswith(CAPS_DIR + '/') and '/' not in name[len(CAPS_DIR) + 1:])
+    return [{'name': name, 'mode': by_name[name]['mode']} for name in ordered + caps]
+
+
+def stat_dev(dev_dir):
+    """The ``nvidia*`` entries of ``dev_dir`` and of its ``nvidia-caps`` directory that are not directories, with
+    their permission bits: ``[{'name', 'mode'}]`` (character devices on a host; plain files in tests)."""
+    found = []
+    for sub in ('', CAPS_DIR):
+        directory = os.path.join(dev_dir, sub) if sub else dev_dir
+        try:
+            names = os.listdir(directory)
+        except (IOError, OSError):
+            continue
+        for name in names:
+            if not sub and not name.startswith('nvidia'):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                status = os.stat(path)
+            except (IOError, OSError):
+                continue
+            if stat.S_ISDIR(status.st_mode):
+                continue
+            found.append({'name': printable(sub + '/' + name if sub else name), 'mode': stat.S_IMODE(status.st_mode)})
+    return sorted(found, key=lambda entry: entry['name'])
 
 
 def _resolve_in_root(root, directory, name, hops=16):

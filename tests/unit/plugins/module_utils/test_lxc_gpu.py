@@ -469,3 +469,27 @@ def test_scan_rootfs_and_list_dev_with_names_that_are_not_utf8(tmp_path):
     names, caps = lxc_gpu.list_dev(str(dev))
     assert names == ['nvidia0', 'nvidia\ufffd']
     assert lxc_gpu.mount_nodes(names) == [{'name': 'nvidia0', 'kind': 'file'}]
+
+
+# --- the devices cgroup version decides the rule key (docs/lxc-real-container.md) ------------------------------
+
+def test_devices_cgroup_real_hybrid_host_is_v1():
+    # The development machine: LXC there logged "Ignoring cgroup2 limits on legacy cgroup system" and the container
+    # got none of the lxc.cgroup2 rules.
+    assert lxc_gpu.devices_cgroup(read(LXC, 'mountinfo-cgroup-hybrid.txt')) == 'v1'
+
+
+def test_devices_cgroup_unified_only_is_v2_and_unreadable_is_none():
+    unified = '30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n'
+    assert lxc_gpu.devices_cgroup(unified) == 'v2'
+    without_devices = without_line(read(LXC, 'mountinfo-cgroup-hybrid.txt'), 'rw,devices')
+    assert lxc_gpu.devices_cgroup(without_devices) == 'v2'
+    assert lxc_gpu.devices_cgroup(None) is None
+
+
+def test_render_v1_keys():
+    majors = {'nvidia': 195, 'nvidia-uvm': 238, 'nvidia-caps': None}
+    lines = lxc_gpu.render_block('lxc', majors, lxc_gpu.mount_nodes(['nvidia0']), 'v1')
+    assert lines[:2] == ['lxc.cgroup.devices.allow = c 195:* rwm', 'lxc.cgroup.devices.allow = c 238:* rwm']
+    with pytest.raises(lxc_gpu.LxcGpuError, match='unknown cgroup version'):
+        lxc_gpu.render_block('lxc', majors, [], 'v3')

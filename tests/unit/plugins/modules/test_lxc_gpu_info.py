@@ -17,6 +17,7 @@ from ansible.module_utils import basic
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe, lxc_gpu
 from ansible_collections.gpuops.sglang_stack.plugins.modules import lxc_gpu_info
 from ansible_collections.gpuops.sglang_stack.tests.unit.module_runner import run_module
+from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import FIXTURES, read
 from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_lxc_gpu import PROC_DEVICES, PROC_VERSION
 
 
@@ -25,6 +26,8 @@ def host(tmp_path):
     """A host tree: recorded /proc files, eight GPU nodes, two containers (LXC and Proxmox) with a user-space driver."""
     (tmp_path / 'proc-devices').write_text(PROC_DEVICES)
     (tmp_path / 'version').write_text(PROC_VERSION)
+    # A unified (cgroup v2) host, whatever the machine running the tests has (constructed line, mountinfo(5) layout).
+    (tmp_path / 'mountinfo-v2').write_text('30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw\n')
     dev = tmp_path / 'dev'
     (dev / 'nvidia-caps').mkdir(parents=True)
     for name in ['nvidia%d' % index for index in range(8)] + ['nvidiactl', 'nvidia-uvm', 'nvidia-uvm-tools']:
@@ -43,6 +46,7 @@ def args(host, containers, **extra):
         'proc_devices_path': str(host / 'proc-devices'),
         'driver_version_path': str(host / 'version'),
         'dev_dir': str(host / 'dev'),
+        'mountinfo_path': str(host / 'mountinfo-v2'),
         'containers': [dict(c, config_path=str(host / 'lxc' / c['name'] / 'config'), rootfs=str(host / 'lxc' / c['name'] / 'rootfs'))
                        for c in containers],
     }
@@ -125,7 +129,10 @@ def test_exec_runs_pct_in_the_container(capsys, host, monkeypatch):
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, *a, **k: '/usr/sbin/' + name)
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
     failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': '101', 'flavour': 'proxmox', 'driver_check': 'exec'}]))
-    assert calls == [['/usr/sbin/pct', 'exec', '101', '--', 'nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader']]
+    # pveversion first (passthrough auto, a Proxmox VE container; it printed no version, so raw lines), then pct exec.
+    assert calls == [['/usr/sbin/pveversion'],
+                     ['/usr/sbin/pct', 'exec', '101', '--', 'nvidia-smi', '--query-gpu=driver_version', '--format=csv,noheader']]
+    assert result['containers'][0]['passthrough'] == 'raw'
     assert result['problems'][0]['code'] == 'driver_mismatch'
     assert 'container is 535.161' in result['problems'][0]['msg']
 
@@ -161,3 +168,72 @@ def test_config_cut_inside_multibyte_characters_is_refused_not_read_in_part(caps
     failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01', 'driver_check': 'none'}]))
     assert not failed, result.get('msg')
     assert [e['kind'] for e in result['containers'][0]['config']['foreign_entries']] == ['stale']
+
+
+# --- Proxmox VE 8.1+: devN passthrough, chosen from pveversion (fixtures/lxc/pveversion-8.1.3.txt, a public sample) ---
+
+def with_pveversion(monkeypatch, output, rc=0):
+    calls = []
+
+    def run_command(self, command, **kwargs):
+        calls.append(command)
+        return rc, output, ''
+
+    monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda self, name, *a, **k: '/usr/bin/' + name)
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    return calls
+
+
+def test_proxmox_81_takes_devn_entries(capsys, host, monkeypatch):
+    calls = with_pveversion(monkeypatch, read(FIXTURES, 'lxc', 'pveversion-8.1.3.txt'))
+    os.chmod(str(host / 'dev' / 'nvidia0'), 0o666)
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}, {'name': '101', 'flavour': 'proxmox'}],
+                                                           device_gid=44))
+    assert not failed and result['problems'] == []
+    assert calls == [['/usr/bin/pveversion']]
+    assert result['proxmox']['version'] == '8.1.3' and result['proxmox']['found'] is True
+    lxc, pve = result['containers']
+    assert (lxc['passthrough'], pve['passthrough']) == ('raw', 'devices')
+    assert 'Proxmox VE 8.1.3 reads devN entries' in pve['passthrough_reason']
+    assert pve['block'] == [] and lxc['block'][0] == 'lxc.cgroup2.devices.allow = c 195:* rwm'
+    assert pve['devices'][0] == {'path': '/dev/nvidia0', 'mode': '0666', 'gid': 44}
+    assert [d['path'] for d in pve['devices']][8:] == ['/dev/nvidiactl', '/dev/nvidia-uvm', '/dev/nvidia-uvm-tools']
+    assert pve['config']['devices_current'] is False and lxc['config']['devices_current'] is None
+
+
+def test_proxmox_80_keeps_raw_lines_and_devices_override(capsys, host, monkeypatch):
+    with_pveversion(monkeypatch, 'pve-manager/8.0.4/d258a813cfa6b390 (running kernel: 6.2.16-3-pve)\n')
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': '101', 'flavour': 'proxmox'}]))
+    assert result['containers'][0]['passthrough'] == 'raw' and result['containers'][0]['devices'] == []
+    assert result['containers'][0]['block'][1] == 'lxc.cgroup2.devices.allow: c 238:* rwm'
+    calls = with_pveversion(monkeypatch, '')
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': '101', 'flavour': 'proxmox'}], passthrough='devices'))
+    assert calls == [] and result['proxmox']['found'] is None
+    assert result['containers'][0]['passthrough'] == 'devices'
+
+
+def test_devices_for_a_plain_lxc_container_is_refused(capsys, host):
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], passthrough='devices'))
+    assert not failed
+    assert [(p['code'], p['container']) for p in result['problems']] == [('devices_unsupported', 'gpu-ct-01')]
+
+
+def test_devn_mode_reports_raw_lines_outside_the_block(capsys, host, monkeypatch):
+    with_pveversion(monkeypatch, read(FIXTURES, 'lxc', 'pveversion-8.1.3.txt'))
+    config = host / 'lxc' / '101' / 'config'
+    config.write_text('arch: amd64\ndev0: /dev/nvidia0,mode=0666\nlxc.cgroup2.devices.allow: c 195:* rwm\n')
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': '101', 'flavour': 'proxmox', 'driver_check': 'none'}]))
+    foreign = result['containers'][0]['config']['foreign_entries']
+    assert [(e['line'], e['kind']) for e in foreign] == [('lxc.cgroup2.devices.allow: c 195:* rwm', 'duplicate')]
+    assert 'the devN entries' in foreign[0]['reason']
+
+
+def test_cgroup_v1_host_gets_v1_rules(capsys, host):
+    (host / 'mountinfo').write_text(read(FIXTURES, 'lxc', 'mountinfo-cgroup-hybrid.txt'))
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'mountinfo')))
+    assert result['cgroup'] == {'devices': 'v1', 'source': 'detected in %s' % (host / 'mountinfo')}
+    assert result['containers'][0]['block'][0] == 'lxc.cgroup.devices.allow = c 195:* rwm'
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'mountinfo'), cgroup='v2'))
+    assert result['containers'][0]['block'][0] == 'lxc.cgroup2.devices.allow = c 195:* rwm'
+    failed, result = run_module(capsys, lxc_gpu_info, args(host, [{'name': 'gpu-ct-01'}], mountinfo_path=str(host / 'absent')))
+    assert result['cgroup']['devices'] == 'v2' and 'unreadable' in result['cgroup']['source']
