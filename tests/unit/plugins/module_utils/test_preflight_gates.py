@@ -16,9 +16,6 @@ import stat
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpuops.sglang_stack.plugins.filter.preflight_gates import preflight_gates
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe, nvidia_smi
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.preflight_gates import (
     GATES, PreflightInputError, judge, parse_df)
@@ -192,10 +189,10 @@ def test_a_df_line_that_is_not_read_is_an_input_error():
     assert parse_df('123 /var\n') == (123, '/var')
     with pytest.raises(PreflightInputError):
         parse_df('df: /opt: No such file or directory')
-    with pytest.raises(AnsibleFilterError, match='preflight_gates: the free-space reading'):
-        preflight_gates(observed(disk=''), policy())
-    with pytest.raises(AnsibleFilterError, match="policy lacks 'cuda'"):
-        preflight_gates(observed(), dict((k, v) for k, v in policy().items() if k != 'cuda'))
+    with pytest.raises(PreflightInputError, match='the free-space reading'):
+        judge(observed(disk=''), policy())
+    with pytest.raises(PreflightInputError, match="policy lacks 'cuda'"):
+        judge(observed(), dict((k, v) for k, v in policy().items() if k != 'cuda'))
 
 
 def test_python_missing_then_ensurepip_missing():
