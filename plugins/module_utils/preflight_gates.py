@@ -223,8 +223,8 @@ def gate_transport(key_url, insecure_allowed):
 def gate_apt_source(apt, fingerprint, repo_url, distro):
     """apt: apt_source_info's result, or None when the sources were not judged (switched off, unknown distribution)."""
     if apt is None:
-        return _gate('apt_source', NOT_CHECKED, {}, reason='existing CUDA sources not judged (preflight_check_cuda_apt_sources, '
-                                                             'or no CUDA repository for this OS)')
+        reason = 'existing CUDA sources not judged (preflight_check_cuda_apt_sources, or no CUDA repository for this OS)'
+        return _gate('apt_source', NOT_CHECKED, {}, reason=reason)
     reuse = apt.get('reuse') or {}
     figures = {'decision': apt.get('decision'), 'reuse_file': reuse.get('file'), 'fingerprint': fingerprint or None}
     if fingerprint and apt.get('decision') != 'refuse':

@@ -222,16 +222,16 @@ STATE_MEANING = {
 def markdown(summary):
     """The report beside the JSON: a table of the hosts, then each host's details."""
     counts = ', '.join('%d %s' % (summary['counts'][s], s) for s in STATES if summary['counts'][s]) or 'no hosts'
+    stopped = '' if summary['finished'] else ', when the run stopped'
     out = ['# Run summary: %s' % summary['playbook'], '',
-           'Result: %s (%s). Written %s%s.' % (summary['result'], counts, summary['written'],
-                                              '' if summary['finished'] else ', when the run stopped'),
+           'Result: %s (%s). Written %s%s.' % (summary['result'], counts, summary['written'], stopped),
            '',
            '| host | state | stack | preflight | built | verify | switch | downtime |',
            '|---|---|---|---|---|---|---|---|']
     for entry in summary['hosts']:
         c = cells(entry)
-        out.append('| ' + ' | '.join(_md(c[k]) for k in ('host', 'state', 'stack', 'preflight', 'built', 'verify', 'switch',
-                                                           'downtime')) + ' |')
+        columns = ('host', 'state', 'stack', 'preflight', 'built', 'verify', 'switch', 'downtime')
+        out.append('| ' + ' | '.join(_md(c[k]) for k in columns) + ' |')
     out += [''] + ['- %s: %s' % (state, STATE_MEANING[state]) for state in STATES if summary['counts'][state]]
     for entry in summary['hosts']:
         out += ['', '## %s: %s' % (entry['host'], entry['state'])]
@@ -241,8 +241,8 @@ def markdown(summary):
                     entry['failure']['msg'], fence]
         stack = entry['stack']
         if stack:
-            out += ['', 'Stack `%s`: CUDA %s (%s), Python %s; %s.' % (stack['id'], stack['cuda'], stack['cuda_package'], stack['python'],
-                                                                    ', '.join(stack['packages']))]
+            out += ['', 'Stack `%s`: CUDA %s (%s), Python %s; %s.' % (
+                stack['id'], stack['cuda'], stack['cuda_package'], stack['python'], ', '.join(stack['packages']))]
         if entry['built']:
             out += ['', 'Stack directory: %s.' % cells(entry)['built']]
         if entry['preflight']:
@@ -255,9 +255,10 @@ def markdown(summary):
         if switch:
             out += ['', 'Switch: %s; downtime %s.' % (cells(entry)['switch'], _downtime(switch))]
             for name, gate in sorted((switch.get('gates') or {}).items()):
-                if gate is not None:
-                    out.append('- %s gate: %s' % (name, _md(', '.join('%s %s' % (k, v) for k, v in sorted(gate.items()))
-                                                           if isinstance(gate, Mapping) else gate)))
+                if isinstance(gate, Mapping):
+                    out.append('- %s gate: %s' % (name, _md(', '.join('%s %s' % (k, v) for k, v in sorted(gate.items())))))
+                elif gate is not None:
+                    out.append('- %s gate: %s' % (name, _md(gate)))
         if entry['service'] is not None:
             out += ['', 'Service health gate: %s.' % ('passed' if entry['service']['healthy'] else 'failed')]
     return '\n'.join(out) + '\n'

@@ -72,6 +72,8 @@ def python_gates(res, version, tag):
     """The role's probe result (as Ansible registered it) judged by the preflight's two Python gates."""
     venv, ensurepip = gate_python(res['seen']['__preflight_python'], version, tag)
     return venv, ensurepip
+
+
 VERSION = '3.%d' % sys.version_info[1]
 
 

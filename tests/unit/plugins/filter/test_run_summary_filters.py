@@ -10,15 +10,24 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.sglang_stack.plugins.filter.preflight_gates import preflight_gates
 from ansible_collections.gpuops.sglang_stack.plugins.filter.run_summary import run_summary
 from ansible_collections.gpuops.sglang_stack.plugins.filter.run_summary_markdown import run_summary_markdown
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_declaration
 from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_preflight_gates import observed, policy
-from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_run_summary import (  # pylint: disable=unused-import
-    PLAY, WRITTEN, resolved)
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_run_summary import DEFAULTS, PLAY, WRITTEN
+
+
+@pytest.fixture(scope='module')
+def resolved():
+    """The shipped declaration, resolved."""
+    with open(DEFAULTS) as handle:
+        defaults = yaml.safe_load(handle)
+    return stack_declaration.resolve(dict((key[len('stack_declaration_'):], value) for key, value in defaults.items()))
 
 
 def test_preflight_gates_judges_and_turns_an_input_error_into_a_filter_error():
