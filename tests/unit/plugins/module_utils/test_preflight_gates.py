@@ -98,7 +98,7 @@ def test_the_h200_passes_every_gate_as_a_one_gpu_sm90_fleet():
     result = judge(observed(), policy())
     assert result['passed'] is True
     assert result['failed'] == [] and result['messages'] == [] and result['msg'] == ''
-    assert [g['gate'] for g in result['gates']] == [g for g, _ in GATES]
+    assert [g['gate'] for g in result['gates']] == [gate_id for gate_id, _word in GATES]
     assert set(verdicts(result).values()) == {'pass'}
     assert gate(result, 'driver_minimum')['figures'] == {'driver': '580.159.04', 'minimum': '580.95.05'}
     assert gate(result, 'disk')['figures']['need_mb'] == 22048
