@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The role task logic of three gates, run by ansible-playbook on this machine (connection local):
 
-- preflight's Python gate (roles/preflight/tasks/python.yml) against this machine's real Debian python3 with
+- preflight's Python probe (roles/preflight/tasks/python.yml), judged by its gates (module_utils/preflight_gates.py),
+  against this machine's real Debian python3 with
   python3.X-venv installed, against the same interpreter over a copy of its standard library without the
   directory the python3.X-venv package ships (ensurepip: Debian splits it out exactly so), and against a
   Python that is not there;
@@ -26,6 +27,8 @@ import sys
 import zipfile
 
 import pytest
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.preflight_gates import gate_python
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 COLLECTIONS = os.path.join(ROOT, 'build', 'collections')
@@ -61,8 +64,16 @@ def failure(results):
     return failed[0]['msg']
 
 
-PREFLIGHT = [{'name': 'gate', 'ansible.builtin.include_role': {'name': 'gpuops.sglang_stack.preflight', 'tasks_from': 'python'}},
-             {'name': 'seen', 'ansible.builtin.debug': {'var': '__preflight_python.stdout_lines'}}]
+PREFLIGHT = [{'name': 'probe', 'ansible.builtin.include_role': {'name': 'gpuops.sglang_stack.preflight', 'tasks_from': 'python'}},
+             {'name': 'seen', 'ansible.builtin.debug': {'var': '__preflight_python'}}]
+
+
+def python_gates(res, version, tag):
+    """The role's probe result (as Ansible registered it) judged by the preflight's two Python gates."""
+    venv, ensurepip = gate_python(res['seen']['__preflight_python'], version, tag)
+    return venv, ensurepip
+
+
 VERSION = '3.%d' % sys.version_info[1]
 
 
@@ -86,7 +97,8 @@ def test_preflight_python_passes_with_venv_and_ensurepip(tmp_path):
     rc, res = play(tmp_path, PREFLIGHT, {'preflight_python_version': VERSION, 'stack_declaration_resolved': {'python': {'tag': 'cp3x'}}},
                    {'PATH': wrapper(tmp_path)})
     assert rc == 0, res
-    lines = res['seen']['__preflight_python.stdout_lines']
+    lines = res['seen']['__preflight_python']['stdout_lines']
+    assert [g['verdict'] for g in python_gates(res, VERSION, 'cp3x')] == ['pass', 'pass']
     real_pip = subprocess.run([DEB_PYTHON, '-m', 'ensurepip', '--version'], capture_output=True, text=True, check=True).stdout.strip()
     assert lines == [subprocess.check_output([DEB_PYTHON, '-c', 'import platform; print(platform.python_version())'], text=True).strip(),
                      real_pip]
@@ -107,8 +119,10 @@ def test_preflight_python_refuses_a_python_without_ensurepip(tmp_path):
     assert "No module named 'ensurepip'" in probe.stderr  # the layout is the one meant
     rc, res = play(tmp_path, PREFLIGHT, {'preflight_python_version': VERSION, 'stack_declaration_resolved': {'python': {'tag': 'cp3x'}}},
                    {'PATH': wrapper(tmp_path, str(home))})
-    assert rc != 0
-    msg = failure(res)
+    assert rc == 0, res  # the probe reads; the gates judge
+    venv, ensurepip = python_gates(res, VERSION, 'cp3x')
+    assert venv['verdict'] == 'pass' and ensurepip['verdict'] == 'fail'
+    msg = ensurepip['message']
     assert msg.startswith('PREFLIGHT python: python%s (' % VERSION), msg
     assert "imports venv but has no working ensurepip (ModuleNotFoundError: No module named 'ensurepip')" in msg
     assert 'install the python%s-venv package' % VERSION in msg
@@ -116,9 +130,11 @@ def test_preflight_python_refuses_a_python_without_ensurepip(tmp_path):
 
 def test_preflight_python_refuses_a_missing_python(tmp_path):
     rc, res = play(tmp_path, PREFLIGHT, {'preflight_python_version': '3.97', 'stack_declaration_resolved': {'python': {'tag': 'cp397'}}})
-    assert rc != 0
+    assert rc == 0, res
+    venv, ensurepip = python_gates(res, '3.97', 'cp397')
     # The text the preflight_refusals scenario expects.
-    assert failure(res).startswith('PREFLIGHT python: no python3.97 with the venv module on this host (')
+    assert venv['message'].startswith('PREFLIGHT python: no python3.97 with the venv module on this host (')
+    assert ensurepip['verdict'] == 'not_checked'
 
 
 ENVIRONMENT = [{'name': 'derive', 'ansible.builtin.include_role': {'name': 'gpuops.sglang_stack.sglang_service', 'tasks_from': 'environment'}},
