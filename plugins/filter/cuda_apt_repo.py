@@ -27,6 +27,12 @@ options:
     description: The host's facts; C(distribution), C(distribution_version) and C(distribution_major_version) are read.
     type: dict
     required: true
+  strict:
+    description:
+      - Fail for an operating system without a repository. With V(false) the result is C({os}) alone, so that a caller
+        (preflight) can report the operating system as a failed gate of its own.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -69,13 +75,13 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_declaration import apt_repo_for_host
 
 
-def cuda_apt_repo(cuda, facts):
+def cuda_apt_repo(cuda, facts, strict=True):
     if not isinstance(cuda, dict) or 'apt_repos' not in cuda:
         raise AnsibleFilterError('cuda_apt_repo: the input must be stack_declaration_resolved.cuda (a resolved declaration)')
     facts = facts or {}
     try:
         return apt_repo_for_host(cuda, facts.get('distribution'), facts.get('distribution_version'),
-                                 facts.get('distribution_major_version'))
+                                 facts.get('distribution_major_version'), strict=bool(strict))
     except ValueError as exc:
         raise AnsibleFilterError('CUDA REPOSITORY: %s' % exc)
 

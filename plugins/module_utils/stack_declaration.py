@@ -202,12 +202,17 @@ def apt_repos(cuda, base_url, upstream_url):
     return repos
 
 
-def apt_repo_for_host(cuda, distribution, version, major_version):
-    """The resolved repository of a host (its os key added), or a ValueError naming the host's OS and the choices."""
+def apt_repo_for_host(cuda, distribution, version, major_version, strict=True):
+    """The resolved repository of a host (its os key added), or a ValueError naming the host's OS and the choices.
+
+    With ``strict`` false an unknown OS gives ``{'os': <its key>}`` alone (preflight reports it as its OS gate).
+    """
     name = os_key(distribution, version, major_version)
     distros = cuda.get('apt_repo_distros') or DEFAULT_APT_REPO_DISTROS
     distro = distros.get(name)
     repo = (cuda.get('apt_repos') or {}).get(distro) if distro else None
+    if repo is None and not strict:
+        return {'os': name}
     if repo is None:
         raise ValueError('no CUDA apt repository is declared for %s (cuda.apt_repo_distros knows %s); NVIDIA publishes '
                          'the toolkit for the operating systems listed there' % (name, ', '.join(sorted(distros)) or 'none'))
