@@ -13,7 +13,7 @@ version_added: 1.0.0
 description:
   - The outage of a blue/green switch in one host-side step, so that no controller round trip falls inside it
     (P(gpuops.sglang_stack.gated_switch#role) calls it). With a serving stack and a new O(target) - writes the journal
-    O(journal_path) (C({"from": <stack that served>, "to": <target>})), stops O(service), points C(<root>/previous) at the
+    O(journal_path) (JSON with C(from), the stack that served, and C(to), the target), stops O(service), points C(<root>/previous) at the
     stack that served and C(<root>/current) at O(target) (each link replaced atomically), starts O(service), then asks
     O(health_url) every O(health_interval) seconds until it answers 200 or O(health_timeout) seconds have passed.
   - With O(target) already current, nothing flips; the service is started when it is not active, or restarted with
@@ -177,7 +177,7 @@ log_lines:
   type: list
   elements: str
 msg:
-  description: A summary; when the health gate failed, why (after C(HEALTH GATE: <unit> on <host>) in the caller's message).
+  description: A summary; when the health gate failed, why (the caller's message puts C(HEALTH GATE) and the unit and host before it).
   returned: always
   type: str
 """
