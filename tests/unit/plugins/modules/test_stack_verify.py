@@ -15,7 +15,7 @@ import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import stack_verify
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
-from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_stack_verify import real_nvcc
+from ansible_collections.gpuops.sglang_stack.tests.unit.plugins.module_utils.test_stack_verify_utils import real_nvcc
 
 PACKAGES = [
     {'name': 'torch', 'version': '2.11.0.dev20251231+cu130', 'layer': 'torch',
