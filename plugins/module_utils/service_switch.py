@@ -181,29 +181,37 @@ def run(ops, root, target, service='', restart=False, health_url='', health_time
     if check_mode:
         return result
 
-    if steps['flip'] and steps['before'] and journal_path:
-        write_journal(journal_path, steps['before'], steps['target'])
-        result['journal_written'] = True
-    outage_started = None
-    if action == 'stop_start':
-        outage_started = ops.now() if down_since is None else down_since
-        _systemctl(ops, 'stop', service)
-    if steps['flip']:
-        flip_links(root, steps['target'], current)
-    if action == 'restart':
-        outage_started = ops.now() if active_before else None
-        _systemctl(ops, 'restart', service)
-    elif action in ('stop_start', 'start'):
-        _systemctl(ops, 'start', service)
-    result['outage_started'] = outage_started
-
+    try:
+        _act(ops, root, steps, action, service, journal_path, down_since, result)
+    except SwitchError as exc:
+        # The caller's rollback needs to know which stack served before, whatever step failed.
+        exc.result = result
+        raise
     if health_url:
         health = poll_health(ops, health_url, health_timeout, health_interval)
         result['health'] = health
-        if health['ok'] and outage_started is not None:
-            result['downtime_s'] = round(health['healthy_at'] - outage_started, 3)
+        if health['ok'] and result['outage_started'] is not None:
+            result['downtime_s'] = round(health['healthy_at'] - result['outage_started'], 3)
         if not health['ok']:
             unit = log_unit or service
             result['log_lines'] = ops.journal_lines(unit) if unit else []
             result['msg'] = health_message(health, steps['target'], result['log_lines'])
     return result
+
+
+def _act(ops, root, steps, action, service, journal_path, down_since, result):
+    """Journal, stop, flip, start: the steps that change the host, in this order."""
+    current = steps['current']
+    if steps['flip'] and steps['before'] and journal_path:
+        write_journal(journal_path, steps['before'], steps['target'])
+        result['journal_written'] = True
+    if action == 'stop_start':
+        result['outage_started'] = ops.now() if down_since is None else down_since
+        _systemctl(ops, 'stop', service)
+    if steps['flip']:
+        flip_links(root, steps['target'], current)
+    if action == 'restart':
+        result['outage_started'] = ops.now() if result['active_before'] else None
+        _systemctl(ops, 'restart', service)
+    elif action in ('stop_start', 'start'):
+        _systemctl(ops, 'start', service)

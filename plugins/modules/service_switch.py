@@ -252,7 +252,10 @@ def main():
                                     down_since=p['down_since'],
                                     check_mode=module.check_mode)
     except (service_switch.SwitchError, IOError, OSError) as exc:
-        module.fail_json(msg='SWITCH: %s' % to_native(exc), changed=True)
+        partial = dict(getattr(exc, 'result', {}))
+        partial.pop('diff', None)
+        partial.update(msg='SWITCH: %s' % to_native(exc), changed=True)
+        module.fail_json(**partial)
     if not module._diff:
         result.pop('diff')
     result.setdefault('msg', '%s -> %s%s%s' % (

@@ -209,3 +209,10 @@ def test_rollback_counts_the_whole_outage(root):
     # From the forward switch's stop to the old stack's 200: two stops and two starts (0.05 s each here) and the
     # failed gate's 0.4 s; not only the rollback's own 0.1 s.
     assert back['downtime_s'] == pytest.approx(ops.clock - 100.0) == pytest.approx(0.6)
+
+
+def test_failed_step_carries_what_served_before(root):
+    ops = FakeOps(str(root), fail={'start': 1})
+    with pytest.raises(service_switch.SwitchError) as exc:
+        service_switch.run(ops, str(root), str(root / 'stacks' / 'b'), service='sglang')
+    assert exc.value.result['from'] == str(root / 'stacks' / 'a') and exc.value.result['outage_started'] == 100.0
