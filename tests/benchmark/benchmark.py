@@ -67,6 +67,15 @@ def start_host(i):
         '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', IMAGE, '/lib/systemd/systemd'])
 
 
+def clone_host(i):
+    """Host i as a copy of host 1 (its built stacks and service): for the verify part, which reads what is built."""
+    name = host(i)
+    subprocess.run(['docker', 'rm', '-f', name], capture_output=True)
+    sh(['docker', 'run', '-d', '--name', name, '--hostname', name, '--network', 'sglang-stack-testnet',
+        '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', PREFIX + 'fleet:latest',
+        '/lib/systemd/systemd'])
+
+
 def write_inventory(count):
     inv = os.path.join(OUT, 'inventory')
     os.makedirs(os.path.join(inv, 'host_vars'), exist_ok=True)
@@ -164,6 +173,8 @@ def main():
                         help='only the switch / rollback / bare restart downtimes, on the existing host 1 (after a full run)')
     parser.add_argument('--fleet-only', action='store_true', help='only the verify 1 vs N hosts part (after a full run)')
     parser.add_argument('--label', default='', help='suffix of the results file (results<label>.json)')
+    parser.add_argument('--fleet-clones', action='store_true',
+                        help='verify part: hosts 2..N are copies of host 1 (docker commit), not N-1 upgrades')
     parser.add_argument('--build-once', action='store_true',
                         help='a fresh host 1 with stack A built once (not timed), then the switch and fleet parts')
     args = parser.parse_args()
@@ -213,12 +224,18 @@ def main():
         r['restart'].append(bare_restart(one))
         save()
 
-    if not args.skip_fleet:
+    if not args.skip_fleet and args.fleet_clones:
+        sh(['docker', 'commit', one, PREFIX + 'fleet:latest'])
+        for i in range(2, args.hosts + 1):
+            clone_host(i)
+        time.sleep(10)
+    elif not args.skip_fleet:
         for i in range(2, args.hosts + 1):
             if not (args.fleet_only and subprocess.run(['docker', 'inspect', host(i)], capture_output=True).returncode == 0):
                 start_host(i)
         prepare(inv)
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-a', 'sglang_upgrade_serial': args.hosts})
+    if not args.skip_fleet:
         verify = os.path.join(ROOT, 'playbooks', 'verify.yml')
         for _ in range(args.runs):
             r['verify_1'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, one, forks=args.hosts)[0])
