@@ -173,6 +173,8 @@ def main():
                         help='only the switch / rollback / bare restart downtimes, on the existing host 1 (after a full run)')
     parser.add_argument('--fleet-only', action='store_true', help='only the verify 1 vs N hosts part (after a full run)')
     parser.add_argument('--label', default='', help='suffix of the results file (results<label>.json)')
+    parser.add_argument('--copy-b', action='store_true',
+                        help='stack B as a copy of the built stack A under B\'s id, not a second build (the switch does not see the difference)')
     parser.add_argument('--fleet-clones', action='store_true',
                         help='verify part: hosts 2..N are copies of host 1 (docker commit), not N-1 upgrades')
     parser.add_argument('--build-once', action='store_true',
@@ -214,7 +216,12 @@ def main():
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
 
     # Stack B beside A (built, not switched), then switch A -> B and roll back B -> A, each against a bare restart.
-    if not args.fleet_only:
+    if args.copy_b and not args.fleet_only:
+        # The stack id is the declaration's name and a digest of its content, not of its name: bench-b's stack is
+        # bench-a's files under bench-b's id (venv/bin/python is a link to the system interpreter, so it runs there).
+        sh(['docker', 'exec', one, 'bash', '-c', 'set -e; cd /opt/sglang/stacks; a=$(ls -d bench-a-*); b=bench-b-${a#bench-a-}; '
+            'rm -rf "$b"; cp -a "$a" "$b"'])
+    elif not args.fleet_only:
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
