@@ -173,10 +173,10 @@ def run(ops, root, target, service='', restart=False, health_url='', health_time
         'downtime_s': None, 'outage_started': None, 'health': None, 'log_lines': [],
         'journal_written': False,
     }
+    after = (steps['target'], current or previous_before or '(none)') if steps['flip'] else (current or '(none)', previous_before or '(none)')
     result['diff'] = {
         'before': 'current -> %s\nprevious -> %s\n' % (current or '(none)', previous_before or '(none)'),
-        'after': 'current -> %s\nprevious -> %s\n' % ((steps['target'], current or previous_before or '(none)') if steps['flip']
-                                                     else (current or '(none)', previous_before or '(none)')),
+        'after': 'current -> %s\nprevious -> %s\n' % after,
     }
     if check_mode:
         return result

@@ -71,11 +71,11 @@ def judge_nvcc(path, exists, version, arch, declared_version, declared_build, cc
     if not exists:
         detail = 'missing file %s' % path
     elif not ran:
-        detail = '%s does not run (rc %s): %s' % (path, version[0] if version[0] is not None else '?',
-                                                   (version[2] or arch[2] or '').strip())
+        rc = version[0] if version[0] is not None else '?'
+        detail = '%s does not run (rc %s): %s' % (path, rc, (version[2] or arch[2] or '').strip())
     elif drift:
-        detail = '%s is release %s (V%s), declared %s%s' % (path, release or '?', build or '?', declared_version,
-                                                          (' (V%s)' % want_build) if want_build else '')
+        wanted = (' (V%s)' % want_build) if want_build else ''
+        detail = '%s is release %s (V%s), declared %s%s' % (path, release or '?', build or '?', declared_version, wanted)
     elif not has_arch:
         detail = '%s --list-gpu-arch has no %s' % (path, compute)
     else:
