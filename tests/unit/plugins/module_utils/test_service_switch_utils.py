@@ -97,7 +97,7 @@ def test_switch_order_links_journal_and_downtime(root):
     health = result['health']
     assert health['ok'] and health['attempts'] == 3 and health['status'] == 200
     # Polled every 0.2 s: two failed requests and the third answers.
-    assert [t for t, _ in ops.requests] == [100.1, 100.31, 100.52]
+    assert [at for at, _timeout in ops.requests] == [100.1, 100.31, 100.52]
     # From the stop (100.0) to the 200 (100.53): stop, flip, start and the gate, nothing else.
     assert result['downtime_s'] == pytest.approx(0.53)
     assert not any(n.startswith('current.switch') for n in os.listdir(str(root)))
