@@ -125,21 +125,10 @@ msg:
 """
 
 import json
-import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom
-
-
-def _read(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8', 'replace')
-    except (IOError, OSError):
-        return None
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import report_file, stack_bom
 
 
 def main():
@@ -167,27 +156,7 @@ def main():
     if dest:
         report = {'site_packages': params['site_packages'], 'items': items, 'drift': drift, 'installed': installed,
                   'extra': params['extra']}
-        content = json.dumps(report, indent=2, sort_keys=True) + '\n'
-        before = _read(dest)
-        if before != content:
-            result['changed'] = True
-            if module._diff:
-                result['diff'] = dict(before=before or '', after=content, before_header=dest, after_header=dest)
-            if not module.check_mode:
-                directory = os.path.dirname(os.path.abspath(dest))
-                if not os.path.isdir(directory):
-                    result['msg'] = 'the directory of dest %s does not exist' % dest
-                    module.fail_json(**result)
-                fd, tmp = tempfile.mkstemp(dir=directory, prefix='.stack_bom.')
-                try:
-                    with os.fdopen(fd, 'wb') as handle:
-                        handle.write(to_bytes(content))
-                    module.atomic_move(tmp, dest)
-                except (IOError, OSError) as exc:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
-                    result['msg'] = 'could not write %s: %s' % (dest, to_native(exc))
-                    module.fail_json(**result)
+        report_file.write_if_changed(module, dest, json.dumps(report, indent=2, sort_keys=True) + '\n', result)
     module.exit_json(**result)
 
 

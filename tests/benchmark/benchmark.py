@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,6 +33,7 @@ OUT = os.path.join(ROOT, 'build', 'benchmark')
 IMAGE = 'sglang-stack-testbed/debian12:latest'
 PREFIX = 'sglang-bench-'
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+CPU = []
 
 # Polls the health endpoint inside the host every 50 ms and prints transitions with timestamps.
 POLLER = r'''
@@ -65,6 +67,15 @@ def start_host(i):
         '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', IMAGE, '/lib/systemd/systemd'])
 
 
+def clone_host(i):
+    """Host i as a copy of host 1 (its built stacks and service): for the verify part, which reads what is built."""
+    name = host(i)
+    subprocess.run(['docker', 'rm', '-f', name], capture_output=True)
+    sh(['docker', 'run', '-d', '--name', name, '--hostname', name, '--network', 'sglang-stack-testnet',
+        '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', PREFIX + 'fleet:latest',
+        '/lib/systemd/systemd'])
+
+
 def write_inventory(count):
     inv = os.path.join(OUT, 'inventory')
     os.makedirs(os.path.join(inv, 'host_vars'), exist_ok=True)
@@ -90,8 +101,12 @@ def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
     if limit:
         cmd += ['--limit', limit]
     start = time.monotonic()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.monotonic() - start
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The controller's CPU time (ansible-playbook and its forks, user + system; the hosts' side runs in the containers).
+    CPU.append(cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
         raise SystemExit('%s failed (rc %d)' % (book, proc.returncode))
@@ -158,6 +173,12 @@ def main():
                         help='only the switch / rollback / bare restart downtimes, on the existing host 1 (after a full run)')
     parser.add_argument('--fleet-only', action='store_true', help='only the verify 1 vs N hosts part (after a full run)')
     parser.add_argument('--label', default='', help='suffix of the results file (results<label>.json)')
+    parser.add_argument('--copy-b', action='store_true',
+                        help='stack B as a copy of the built stack A under B\'s id, not a second build (the switch does not see the difference)')
+    parser.add_argument('--fleet-clones', action='store_true',
+                        help='verify part: hosts 2..N are copies of host 1 (docker commit), not N-1 upgrades')
+    parser.add_argument('--build-once', action='store_true',
+                        help='a fresh host 1 with stack A built once (not timed), then the switch and fleet parts')
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
     inv = write_inventory(args.hosts)
@@ -174,6 +195,11 @@ def main():
         args.first_runs, args.skip_fleet = 0, True
     if args.fleet_only:
         args.first_runs = 0
+    if args.build_once:
+        args.first_runs = 0
+        start_host(1)
+        prepare(inv, one)
+        playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
     for _ in range(args.first_runs):
         start_host(1)
         prepare(inv, one)
@@ -183,14 +209,19 @@ def main():
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
         save()
-    for _ in range(0 if args.switch_only or args.fleet_only else args.runs - args.first_runs):
+    for _ in range(0 if args.switch_only or args.fleet_only or args.build_once else args.runs - args.first_runs):
         wall, changed = playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
         r['noop'].append(wall)
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
 
     # Stack B beside A (built, not switched), then switch A -> B and roll back B -> A, each against a bare restart.
-    if not args.fleet_only:
+    if args.copy_b and not args.fleet_only:
+        # The stack id is the declaration's name and a digest of its content, not of its name: bench-b's stack is
+        # bench-a's files under bench-b's id (venv/bin/python is a link to the system interpreter, so it runs there).
+        sh(['docker', 'exec', one, 'bash', '-c', 'set -e; cd /opt/sglang/stacks; a=$(ls -d bench-a-*); b=bench-b-${a#bench-a-}; '
+            'rm -rf "$b"; cp -a "$a" "$b"'])
+    elif not args.fleet_only:
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
@@ -200,16 +231,25 @@ def main():
         r['restart'].append(bare_restart(one))
         save()
 
-    if not args.skip_fleet:
+    if not args.skip_fleet and args.fleet_clones:
+        sh(['docker', 'commit', one, PREFIX + 'fleet:latest'])
+        for i in range(2, args.hosts + 1):
+            clone_host(i)
+        time.sleep(10)
+    elif not args.skip_fleet:
         for i in range(2, args.hosts + 1):
             if not (args.fleet_only and subprocess.run(['docker', 'inspect', host(i)], capture_output=True).returncode == 0):
                 start_host(i)
         prepare(inv)
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-a', 'sglang_upgrade_serial': args.hosts})
+    if not args.skip_fleet:
         verify = os.path.join(ROOT, 'playbooks', 'verify.yml')
         for _ in range(args.runs):
             r['verify_1'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, one, forks=args.hosts)[0])
+            r.setdefault('verify_1_cpu', []).append(CPU[-1])
             r['verify_n'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, None, forks=args.hosts)[0])
+            r.setdefault('verify_n_cpu', []).append(CPU[-1])
+            save()
 
     save()
     down = dict((k, [d for d, _ in r[k]]) for k in ('switch', 'rollback', 'restart'))
@@ -223,14 +263,20 @@ def main():
     rows += [] if args.fleet_only else [
         ('bare `systemctl restart`: downtime (s)', median(down['restart']), ''),
         ('switch playbook: downtime (s)', median(down['switch']),
-         'vs bare restart = %.2f; playbook wall %.1f s' % (median(down['switch']) / median(down['restart']), median(walls['switch']))),
+         'vs bare restart = %.2f (%+.2f s); playbook wall %.1f s' % (median(down['switch']) / median(down['restart']),
+                                                                     median(down['switch']) - median(down['restart']), median(walls['switch']))),
         ('rollback playbook: downtime (s)', median(down['rollback']),
-         'vs bare restart = %.2f; playbook wall %.1f s' % (median(down['rollback']) / median(down['restart']), median(walls['rollback']))),
+         'vs bare restart = %.2f (%+.2f s); playbook wall %.1f s' % (median(down['rollback']) / median(down['restart']),
+                                                                     median(down['rollback']) - median(down['restart']), median(walls['rollback']))),
     ]
     if r['verify_1']:
         rows += [('verify playbook, 1 host (s)', median(r['verify_1']), ''),
                  ('verify playbook, %d hosts (s)' % args.hosts, median(r['verify_n']),
-                  '%d hosts / 1 host = %.2f' % (args.hosts, median(r['verify_n']) / median(r['verify_1'])))]
+                  '%d hosts / 1 host = %.2f' % (args.hosts, median(r['verify_n']) / median(r['verify_1']))),
+                 ('verify playbook, controller CPU, 1 host (s)', median(r['verify_1_cpu']), ''),
+                 ('verify playbook, controller CPU, %d hosts (s)' % args.hosts, median(r['verify_n_cpu']),
+                  'per host %.2f s; %d hosts / 1 host = %.2f' % (median(r['verify_n_cpu']) / args.hosts, args.hosts,
+                                                                 median(r['verify_n_cpu']) / median(r['verify_1_cpu'])))]
     print('| measure (median of %d) | value | ratio / note |' % args.runs)
     print('|---|---|---|')
     for name, value, note in rows:

@@ -130,12 +130,12 @@ CHAIN = [
                 "expected 'this line is not in sglang 0.5.9'", 'nothing was changed']},
     {'id': 'int-patching', 'title': 'interrupt during patching',
      'after': [r'TASK \[gpuops\.sglang_stack\.nccl_patches : Apply the patch series to the installed SGLang\]'], 'host': r'python3'},
-    {'id': 'int-switch-stopped', 'title': 'interrupt at the switch: service stopped, links not flipped yet',
-     'after': [r'Stop the service before the flip\]'], 'host_test': 'service_down', 'switch': True},
-    {'id': 'int-switch-flipped', 'title': 'interrupt at the switch: links flipped, service not started yet',
-     # The start follows the flip after one controller-side task: kill on that task's header, then look.
-     'after': [r'Point current at the target stack\]', r'TASK \[gpuops\.sglang_stack\.gated_switch : Note the gate in progress\]'],
-     'host_test': 'current_is_target', 'kill_on_header': True, 'switch': True},
+    # The switch's outage is one module call on the host (stop, flip, start, health gate): cut inside it.
+    {'id': 'int-switch-stopped', 'title': 'interrupt at the switch: service down (stopped, or started and not healthy yet)',
+     'after': [r'Stop the service, flip the links, start it and wait for the health gate\]'], 'host_test': 'health_down', 'switch': True},
+    {'id': 'int-switch-flipped', 'title': 'interrupt at the switch: links flipped, the new stack not through its gates yet',
+     'after': [r'Stop the service, flip the links, start it and wait for the health gate\]'],
+     'host_test': 'current_is_target', 'switch': True},
     # The re-run after that cut: current already names the new stack and the service is stopped. The new
     # stack fails its health gate (the stand-in's fault file), so the run must still go back to the stack
     # that served before the cut (gated_switch's journal), not keep the new one as if it had served.
@@ -221,6 +221,12 @@ class Harness:
                 state = self.sh('systemctl is-active sglang', check=False)
                 if state != 'active':
                     seen = 'service %s' % state
+                    break
+            elif interrupt['host_test'] == 'health_down':
+                code = self.sh('python3 -c "import urllib.request as u; print(u.urlopen(\'http://127.0.0.1:30000/health_generate\', '
+                               'timeout=1).status)" 2>/dev/null || echo down', check=False)
+                if code != '200':
+                    seen = 'health %s' % code
                     break
             elif interrupt['host_test'] == 'current_is_target':
                 link = self.sh('readlink /opt/sglang/current', check=False)
