@@ -95,7 +95,7 @@ def parse_ar_lines(lines, group='tp'):
             continue
         found.append(dict(group=match.group('group'), rank=int(match.group('rank')),
                           world_size=int(match.group('world_size')), path=match.group('path'), why=match.group('why'),
-                          nccl_env=match.group('nccl_env'), line=line.strip()))
+                          nccl_env=match.group('nccl_env'), line=line[match.start():].strip()))
     if not found:
         return None
     return sorted(found, key=lambda item: item['rank'])[0]

@@ -84,6 +84,7 @@ def test_parse_ar_lines_takes_the_tp_groups_lowest_rank():
     assert found['group'] == 'tp:0' and found['rank'] == 0 and found['world_size'] == 8 and found['path'] == 'NCCL'
     assert found['why'] == 'custom AR off; mscclpp off; torch symm-mem off'
     assert found['nccl_env'] == 'NCCL_ALGO=Tree NCCL_CUMEM_ENABLE=0'
+    assert found['line'].startswith('[AR] group tp:0 rank 0/8: ')  # the logger's prefix left out
     assert q.parse_ar_lines(lines, group='world')['why'] == 'custom AR off'
     assert q.parse_ar_lines(['unrelated', '[AR] group tp:0 rank 0/8: something else']) is None
     # A why with parentheses (patch 0003's own wording) is kept whole.
