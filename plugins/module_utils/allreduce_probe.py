@@ -34,6 +34,7 @@ NCCL_TESTS_H200_X2_P2P_DISABLED = {4096: 15.74, 16384: 18.46, 65536: 18.53, 2621
 NCCL_GRAPH_H200_X2 = {4096: 6.154, 16384: 6.7, 65536: 7.106, 262144: 8.378, 1048576: 13.6}
 NCCL_GRAPH_H200_X2_P2P_DISABLED = {4096: 9.779, 16384: 10.95, 65536: 15.269, 262144: 34.762, 1048576: 61.168}
 
+
 def program_text(program):
     """The source of the probe program (module_utils/allreduce_probe_program.py, imported by the module): what the
     module writes to a temporary file and runs with the stack's interpreter. Read through the module's loader (inside
@@ -391,9 +392,8 @@ def beats_default(entries, best, size=DEFAULT_VERIFY_SIZE):
     gain = float(d['median_us']) - float(b['median_us'])
     noise = max(float(d['p99_us']) - float(d['median_us']), float(b['p99_us']) - float(b['median_us']))
     if gain > noise:
-        return True, ('%s: %.2f us per all-reduce of %d bytes against %.2f us for %s, %.2f us faster, more than the '
-                      'spread (p99 - median) %.2f us' % (best['name'], b['median_us'], size, d['median_us'],
-                                                        default['name'], gain, noise))
-    return False, ('%s: %.2f us against %.2f us for %s at %d bytes, %.2f us faster, within the spread (p99 - median) '
-                   '%.2f us: not beyond noise' % (best['name'], b['median_us'], d['median_us'], default['name'], size,
-                                                  gain, noise))
+        text = ('%s: %.2f us per all-reduce of %d bytes against %.2f us for %s, %.2f us faster, more than the spread '
+                '(p99 - median) %.2f us')
+        return True, text % (best['name'], b['median_us'], size, d['median_us'], default['name'], gain, noise)
+    text = '%s: %.2f us against %.2f us for %s at %d bytes, %.2f us faster, within the spread (p99 - median) %.2f us: not beyond noise'
+    return False, text % (best['name'], b['median_us'], d['median_us'], default['name'], size, gain, noise)

@@ -39,7 +39,7 @@ def emit(payload):
 
 def fail(kind, msg, code=2):
     emit({"error": kind, "msg": msg})
-    sys.exit(code)
+    raise SystemExit(code)
 
 
 def percentile(values, q):
@@ -140,7 +140,7 @@ def worker(rank, world_size, port, args, nccl_env):
             all_reduce = dist.all_reduce
         for size in args.sizes:
             # --buffers N: consecutive all-reduces cycle over N tensors instead of reusing one.
-            tensors = [torch.zeros(size // 2, dtype=torch.bfloat16, device=device) for _ in range(args.buffers)]
+            tensors = [torch.zeros(size // 2, dtype=torch.bfloat16, device=device) for _buffer in range(args.buffers)]
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -166,13 +166,13 @@ def worker(rank, world_size, port, args, nccl_env):
             timing.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(timing):
                 if not args.eager:
-                    for _ in range(3):
+                    for _warm in range(3):
                         step()
                     torch.cuda.synchronize()
                 dist.barrier()
                 torch.cuda.synchronize()
-                starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
-                ends = [torch.cuda.Event(enable_timing=True) for _ in range(args.replays)]
+                starts = [torch.cuda.Event(enable_timing=True) for _replay in range(args.replays)]
+                ends = [torch.cuda.Event(enable_timing=True) for _replay in range(args.replays)]
                 for i in range(args.replays):
                     starts[i].record()
                     step()

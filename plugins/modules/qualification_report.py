@@ -17,8 +17,8 @@ description:
   - An optimisation is kept only when its median beats the baseline median by more than the larger measured spread
     (max - min of either profile's samples); a refused profile is reported V(not applicable) with the reason and the
     SGLang source line the refusal cites.
-  - Returns the report and, with O(dest_dir), writes it as C(<host>.json) and C(<host>.md) there (on the host the
-    module runs on: the role delegates it to the controller).
+  - Returns the report and, with O(dest_dir), writes it as C(<host>.json) and C(<host>.md) there, on the host the
+    module runs on (the role delegates it to the controller).
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
