@@ -11,8 +11,9 @@ module: allreduce_probe
 short_description: Measure NCCL all-reduce latency across the host's GPUs with the stack's interpreter
 version_added: 1.0.0
 description:
-  - Writes a small probe program to a temporary file and runs it with O(python), the stack's interpreter (it needs
-    torch with CUDA). The program starts one process per visible GPU (NCCL backend, C(127.0.0.1), a free port).
+  - Writes the probe program (C(plugins/module_utils/allreduce_probe_program.py) of the collection, shipped inside the
+    module's payload) to a temporary file and runs it with O(python), the stack's interpreter (it needs torch with
+    CUDA). The program starts one process per visible GPU (NCCL backend, C(127.0.0.1), a free port).
   - For each size in O(sizes) (bf16 tensors) it warms up, captures O(iterations) all-reduces in one CUDA graph and
     times O(replays) replays with CUDA events on a side stream; the per-op time is the replay time divided by
     O(iterations).
@@ -64,9 +65,15 @@ options:
   env:
     description:
       - Environment for the probe, for example C(NCCL_P2P_DISABLE=1) or C(NCCL_NVLS_ENABLE=0). Only C(NCCL_*) keys
-        are accepted.
+        are accepted. Added over (and overriding) the entries of O(env_file).
     type: dict
     default: {}
+  env_file:
+    description:
+      - A stack's C(nccl.env) on the host (systemd environment-file lines, as the P(gpuops.sglang_stack.nccl_patches#role)
+        role writes it); its non-empty C(NCCL_*) entries are the probe's base environment. The module fails when it
+        cannot be read.
+    type: path
   eager:
     description:
       - Time a plain loop of all-reduces instead of CUDA-graph replays, for comparison.
@@ -211,9 +218,14 @@ sweep:
   type: list
   elements: dict
 best:
-  description: With O(sweep), the picked setting - C(name), C(env), C(verify_pass), C(median_1mb_us) and C(tied)
-    (the names whose estimates counted as tied).
+  description: With O(sweep), the picked setting - C(name), C(env), C(verify_pass), C(median_1mb_us), C(tied)
+    (the names whose estimates counted as tied), C(beats_default) and C(beats_default_why) (whether its median at the
+    verify size beats the first setting's, the default, by more than either one's p99 - median spread).
   returned: when O(sweep) is given and the probe ran
+  type: dict
+env_file:
+  description: The C(NCCL_*) entries read from O(env_file).
+  returned: when O(env_file) is given
   type: dict
 sweep_table:
   description: With O(sweep), a Markdown table of every setting (median / p99 per size, verify-pass estimate).
@@ -238,7 +250,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe, sglang_keys
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe, allreduce_probe_program, sglang_keys
 
 
 def run_probe(module, params, env):
@@ -251,7 +263,7 @@ def run_probe(module, params, env):
     script = os.path.join(workdir, 'probe.py')
     try:
         with open(script, 'wb') as handle:
-            handle.write(to_bytes(allreduce_probe.PROBE_SCRIPT))
+            handle.write(to_bytes(allreduce_probe.program_text(allreduce_probe_program)))
         prefix, environ = [], env
         if params['run_as']:
             account = pwd.getpwnam(params['run_as'])
@@ -309,6 +321,7 @@ def main():
             replays=dict(type='int', default=200),
             warmup=dict(type='int', default=20),
             env=dict(type='dict', default={}),
+            env_file=dict(type='path'),
             eager=dict(type='bool', default=False),
             backend=dict(type='str', default='torch', choices=['torch', 'nccl']),
             stream=dict(type='str', default='side', choices=['side', 'current']),
@@ -332,8 +345,16 @@ def main():
             module.fail_json(msg='%s must be at least 1' % name)
     if params['tie_tolerance'] < 0:
         module.fail_json(msg='tie_tolerance must not be negative')
+    file_env = None
+    if params['env_file']:
+        try:
+            with open(params['env_file'], 'rb') as handle:
+                file_env = allreduce_probe.read_env_file(handle.read().decode('utf-8', 'replace'))
+        except (IOError, OSError) as exc:
+            module.fail_json(msg='%s could not be read (%s); it is written by the nccl_patches role (playbook '
+                             'gpuops.sglang_stack.nccl_patches): apply that to this stack first' % (params['env_file'], exc))
     try:
-        base_env = allreduce_probe.check_env(params['env'])
+        base_env = allreduce_probe.check_env(allreduce_probe.merge_env(file_env or {}, params['env']))
         plan = allreduce_probe.plan_sweep(base_env, params['sweep']) if params['sweep'] is not None else None
         if params['reference_us']:
             allreduce_probe.compare_with_reference({'results': []}, params['reference_us'])
@@ -341,6 +362,8 @@ def main():
         module.fail_json(msg=str(exc))
     if module.check_mode:
         result = dict(changed=False, skipped=True, msg='check mode: the all-reduce probe was not run')
+        if file_env is not None:
+            result['env_file'] = file_env
         if plan is not None:
             result['sweep'] = [dict(name=p['name'], env=p['merged_env']) for p in plan]
         module.exit_json(**result)
@@ -354,6 +377,8 @@ def main():
         module.fail_json(msg='the interpreter %s does not exist or is not executable' % params['python'])
 
     result = dict(changed=False)
+    if file_env is not None:
+        result['env_file'] = file_env
     if plan is None:
         parsed, error = run_probe(module, params, base_env)
         if error:
@@ -375,8 +400,10 @@ def main():
     if best is None:
         module.fail_json(msg='every sweep setting failed: %s' % '; '.join(
             '%s: %s' % (e['name'], e['error']) for e in entries), **result)
+    beats, beats_why = allreduce_probe.beats_default(entries, best)
     result['best'] = dict(name=best['name'], env=best['env'], verify_pass=best['verify_pass'], tied=tied,
-                          median_1mb_us=allreduce_probe.median_at(best, allreduce_probe.SWEEP_TIE_SIZE))
+                          median_1mb_us=allreduce_probe.median_at(best, allreduce_probe.SWEEP_TIE_SIZE),
+                          beats_default=beats, beats_default_why=beats_why)
     summary = describe(picked[best['name']], params, result)
     failed = [e['name'] for e in entries if not e['ok']]
     result['msg'] = 'sweep of %d settings picked %s (verify pass %.0f us)%s; %s' % (

@@ -3,7 +3,7 @@
 # repository root, writes at most 6 files into OUTDIR:
 #   machine.txt    GPUs, link topology, torch/NCCL versions
 #   direct.txt     tests/device/nccl_direct.cu (NCCL without torch, eager and CUDA graph, in place and out of place)
-#   sweep.txt      the probe (PROBE_SCRIPT) once per NCCL setting, then diagnostics; "### name env | args" before each
+#   sweep.txt      the probe (plugins/module_utils/allreduce_probe_program.py) once per NCCL setting, then diagnostics; "### name env | args" before each
 #                  run and "### end name rc=N wall_s=N" after it
 #   nccl_debug.txt NCCL_DEBUG=INFO lines about algorithm/protocol/registration, graph and eager, 256 KB and 1 MB
 #   sglang.txt     tests/device/sglang_patched_import.py (real sglang 0.5.9 wheel from .whl/, patched, imported)
@@ -21,7 +21,7 @@ export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 
 P=${PROBE_PYTHON:-/opt/torch/.venv/bin/python}
 log=$out/log.txt
 probe=/tmp/allreduce_probe.py
-"$P" -c "import sys; sys.path.insert(0, 'plugins/module_utils'); import allreduce_probe as p; open('$probe', 'w').write(p.PROBE_SCRIPT)" || exit 1
+cp plugins/module_utils/allreduce_probe_program.py "$probe" || exit 1
 {
   date -u; nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nvidia-smi topo -m
   "$P" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'

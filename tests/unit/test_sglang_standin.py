@@ -55,7 +55,7 @@ def bed(tmp_path):
     model.mkdir()
     (model / 'config.json').write_text('{}')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([STANDIN, str(stubs)]), STANDIN_DEV_DIR=str(dev),
-               STANDIN_LOAD_SECONDS='1', STANDIN_BASE_TOK_S='91.0')
+               STANDIN_LOAD_SECONDS='1', STANDIN_BASE_TOK_S='91.0', STANDIN_NOISE='0')
     return {'tmp': tmp_path, 'stubs': stubs, 'model': str(model), 'env': env}
 
 
@@ -113,10 +113,14 @@ def test_health_is_503_while_loading_then_200(bed):
         assert info['tp_size'] == 8 and info['internal_states'][0]['last_gen_throughput'] is None
     finally:
         err = stop(proc)[1]
-    assert b'all-reduce path: NCCL' in err
+    # patch 0003's line, from the collection's rules: 8 PCIe-only SM120 GPUs decode on NCCL.
+    assert (b'[AR] group tp:0 rank 0/8: decode all-reduce path: NCCL (custom AR off; mscclpp off; torch symm-mem off); '
+            b'NCCL env: NCCL_CUMEM_ENABLE=0 NCCL_NVLS_ENABLE=0') in err
+    assert err.count(b'[AR] group tp:0 rank ') == 8 and err.count(b'[AR] group world:0 rank ') == 8
 
 
 def test_benchmark_output_reads_like_sglang(bed):
+    # SGLANG_CUSTOM_AR_ALLOW_PCIE no longer changes anything (no patch reads it): the base rate.
     proc, url = start(bed, SGLANG_CUSTOM_AR_ALLOW_PCIE='1')
     try:
         wait_status(url + '/health_generate', 200)
@@ -125,9 +129,52 @@ def test_benchmark_output_reads_like_sglang(bed):
         stop(proc)
     printed = sb.pick_case(sb.parse_stdout(out), 1)
     stored = sb.pick_case(sb.parse_result_jsonl(recorded), 1)
-    assert printed['last_gen_throughput'] == stored['last_gen_throughput'] == round(91.0 * 1.04, 2)
-    assert sb.tokens_per_second(stored) == (94.64, 'last_gen_throughput')
+    assert printed['last_gen_throughput'] == stored['last_gen_throughput'] == 91.0
+    assert sb.tokens_per_second(stored) == (91.0, 'last_gen_throughput')
     assert 'acc_length' not in printed
+
+
+def rates(bed, extra, env, count=3):
+    proc, url = start(bed, *extra, **env)
+    try:
+        wait_status(url + '/health_generate', 200)
+        found = [sb.pick_case(sb.parse_stdout(bench(bed, url, 'n%d.jsonl' % i)[0]))['last_gen_throughput']
+                 for i in range(count)]
+    finally:
+        err = stop(proc)[1]
+    return found, err
+
+
+def test_rates_follow_the_settings_with_reproducible_noise(bed):
+    noisy = {'STANDIN_NOISE': '0.005'}
+    base, _err = rates(bed, [], noisy)
+    again, _err = rates(bed, [], noisy)
+    assert base == again  # same settings, same figures
+    assert len(set(base)) > 1 and all(abs(r - 91.0) <= 91.0 * 0.005 + 0.01 for r in base)
+    tree, err = rates(bed, [], dict(noisy, NCCL_ALGO='Tree'))
+    assert all(abs(r - 91.0 * 1.06) <= 91.0 * 1.06 * 0.005 + 0.01 for r in tree)
+    assert b'NCCL env: NCCL_ALGO=Tree NCCL_CUMEM_ENABLE=0 NCCL_NVLS_ENABLE=0' in err
+    few, _err = rates(bed, [], dict(noisy, NCCL_MIN_NCHANNELS='4', NCCL_MAX_NCHANNELS='4'))
+    assert max(few) < min(base) + 91.0 * 0.01
+    ep, err = rates(bed, ['--ep-size', '8'], noisy)
+    assert ep != base and all(abs(r - 91.0) <= 91.0 * 0.005 + 0.01 for r in ep)
+
+
+def test_allreduce_line_follows_the_launch_options(bed):
+    # --enable-symm-mem sends every all-reduce to pynccl (parallel_state.py:584); NCCL_CUMEM_ENABLE is then not forced.
+    _rates, err = rates(bed, ['--enable-symm-mem'], {}, count=1)
+    assert b'[AR] group tp:0 rank 0/8: decode all-reduce path: pynccl symm-mem' in err
+    assert b'NCCL_CUMEM_ENABLE' not in err
+    # Two GPUs: custom AR is chosen for world size 2 (custom_all_reduce.py:340-343).
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, '-m', 'sglang_standin.launch_server', '--model-path', bed['model'],
+                             '--tp-size', '2', '--port', str(port)], env=bed['env'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_status('http://127.0.0.1:%d/health_generate' % port, 200)
+    finally:
+        err = stop(proc)[1]
+    assert b'[AR] group tp:0 rank 1/2: decode all-reduce path: custom AR (custom AR for world size 2)' in err
 
 
 def test_eagle3_reports_acceptance_length(bed):

@@ -2,9 +2,11 @@
 import argparse
 import glob
 import hmac
+import importlib.util
 import json
 import logging
 import os
+import random
 import re
 import signal
 import sys
@@ -67,25 +69,102 @@ def start_up(args):
     import sgl_kernel  # noqa: F401  fails with "undefined symbol" when built against another torch
     import sglang
     log("sglang %s, torch %s, tp %d, %d GPU nodes" % (sglang.__version__, torch.__version__, args.tp_size, len(gpus)))
-    custom_ar = os.environ.get("SGLANG_CUSTOM_AR_ALLOW_PCIE", "0") == "1"
-    log("all-reduce path: %s" % ("custom all-reduce on PCIe (SGLANG_CUSTOM_AR_ALLOW_PCIE=1)" if custom_ar
-                                 else "NCCL (custom all-reduce is disabled on more than two PCIe-only GPUs)"))
-    nccl = dict((k, v) for k, v in sorted(os.environ.items()) if k.startswith("NCCL_"))
-    log("NCCL environment: %s" % nccl)
-    return custom_ar
+    settings = launch_settings(sys.argv[1:])
+    for line in allreduce_lines(settings, args.tp_size):
+        log(line)
+    return settings
+
+
+def load_rules():
+    """plugins/module_utils/sglang_flags.py: copied beside this package in the test bed (molecule/default/prepare.yml),
+    read from the source tree in the unit tests. The same decision rules as patch 0003's gpuops_allreduce_path."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "sglang_flags.py"),
+                 os.path.join(here, "..", "..", "..", "..", "plugins", "module_utils", "sglang_flags.py")):
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("standin_sglang_flags", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("sglang_flags.py (the collection's launch-flag rules) is neither beside %s nor in the source tree" % here)
+
+
+def launch_settings(argv):
+    """{option: value} of the command line, as sglang 0.5.9's parser resolves it (aliases, last one wins)."""
+    rules = load_rules()
+    errors = []
+    settings = dict(rules.parse_args(argv, errors))
+    for exc in errors:
+        log("launch option not understood by the rules: %s" % exc)
+    return settings
+
+
+def allreduce_lines(settings, tp_size):
+    """The [AR] lines patched SGLang 0.5.9 (patch 0003) logs at start-up, one per rank of each group above one rank,
+    from the same decision rules (sglang_flags.predict / allreduce_path): the world group (no custom AR, mscclpp or
+    torch symm-mem: init_world_group, parallel_state.py:1343-1358) and the tp group (moe_ep is the tp group when
+    --ep-size equals --tp-size, parallel_state.py:1801-1802, and moe_tp then has one rank)."""
+    rules = load_rules()
+    # engine.py _set_envs_and_config: NCCL_CUMEM_ENABLE / NCCL_NVLS_ENABLE default to 0 unless --enable-symm-mem.
+    if not settings.get("--enable-symm-mem"):
+        os.environ.setdefault("NCCL_CUMEM_ENABLE", "0")
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    cc_major = int(os.environ.get("STANDIN_COMPUTE_CAPABILITY", "12.0").split(".")[0])
+    full_nvlink = os.environ.get("STANDIN_FULL_NVLINK", "0") == "1"
+    nccl = " ".join("%s=%s" % (k, v) for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")) or "(none set)"
+    world_settings = {"--disable-custom-all-reduce": True, "--enable-symm-mem": settings.get("--enable-symm-mem")}
+    groups = [("world:0", world_settings), ("tp:0", settings)]
+    ep_size = int(settings.get("--ep-size", 1) or 1)
+    if 1 < ep_size < tp_size:
+        groups.append(("moe_ep:0", settings))
+    lines = []
+    for name, group_settings in groups:
+        size = ep_size if name.startswith("moe_ep") else tp_size
+        path, why = rules.allreduce_path(size, **rules.predict(group_settings, size, cc_major, full_nvlink))
+        for rank in range(size):
+            lines.append("[AR] group %s rank %d/%d: decode all-reduce path: %s (%s); NCCL env: %s"
+                         % (name, rank, size, path, why, nccl))
+    return lines
+
+
+# How settings move the stand-in's decode rate: invented figures, not measurements. Deterministic, so the
+# qualification's keep rule is exercised both ways: NCCL Tree beyond the noise (kept), fewer channels below the
+# baseline, expert parallelism within the noise (neither kept).
+def rate_factor(settings, environ):
+    factor = 1.0
+    if "tree" in environ.get("NCCL_ALGO", "").lower():
+        factor *= float(environ.get("STANDIN_TREE_FACTOR", "1.06"))
+    channels = environ.get("NCCL_MAX_NCHANNELS", "")
+    if channels.isdigit() and int(channels) < 8:
+        factor *= float(environ.get("STANDIN_FEW_CHANNELS_FACTOR", "0.985"))
+    if int(settings.get("--ep-size", 1) or 1) > 1:
+        factor *= float(environ.get("STANDIN_EP_FACTOR", "1.0"))
+    return factor
 
 
 class State(object):
-    def __init__(self, args, custom_ar, faults):
+    def __init__(self, args, settings, faults):
         self.args = args
         self.faults = faults
         self.ready_at = time.time() + float(os.environ.get("STANDIN_LOAD_SECONDS", "2"))
         base = float(os.environ.get("STANDIN_BASE_TOK_S", "91.0"))
         accept = float(os.environ.get("STANDIN_EAGLE_ACCEPT_LEN", "2.4")) if args.speculative_algorithm else 0.0
-        rate = base * (accept * 0.75 if accept else 1.0) * (1.04 if custom_ar else 1.0)
+        rate = base * (accept * 0.75 if accept else 1.0) * rate_factor(settings, os.environ)
         self.tok_s = rate * float(faults.get("tok_s_factor", 1.0))
         self.accept = accept
         self.last_gen_throughput = None
+        # Small noise, the same for the same settings and the n-th request: STANDIN_NOISE is its half-width (fraction).
+        self.noise = float(os.environ.get("STANDIN_NOISE", "0.005"))
+        self.seed = json.dumps([sorted((k, str(v)) for k, v in settings.items() if k not in ("--port", "--host")),
+                                sorted((k, v) for k, v in os.environ.items() if k.startswith("NCCL_"))])
+        self.requests = 0
+
+    def next_rate(self):
+        self.requests += 1
+        if not self.noise:
+            return self.tok_s
+        rng = random.Random("%s|%d" % (self.seed, self.requests))
+        return self.tok_s * (1.0 + rng.uniform(-self.noise, self.noise))
 
     def health_status(self):
         if time.time() < self.ready_at:
@@ -160,8 +239,9 @@ def make_handler(state):
             params = body.get("sampling_params") or {}
             tokens = int(params.get("max_new_tokens", 16))
             # Decode time at the stack's rate, capped so a test never waits long.
-            time.sleep(min(tokens / state.tok_s, 3.0))
-            state.last_gen_throughput = round(state.tok_s, 2)
+            rate = state.next_rate()
+            time.sleep(min(tokens / rate, 3.0))
+            state.last_gen_throughput = round(rate, 2)
             self.reply(200, {"text": "x" * tokens, "meta_info": {"completion_tokens": tokens,
                                                                   "finish_reason": {"type": "length"}}})
     return Handler
@@ -174,8 +254,8 @@ def main():
     if faults.get("exit_at_start"):
         log("start-up failed: %s" % faults["exit_at_start"])
         sys.exit(1)
-    custom_ar = start_up(args)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(State(args, custom_ar, faults)))
+    settings = start_up(args)
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(State(args, settings, faults)))
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     log("serving on %s:%d" % (args.host, args.port))
     server.serve_forever()

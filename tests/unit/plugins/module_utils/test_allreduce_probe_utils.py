@@ -14,6 +14,7 @@ import time
 import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe as ap
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe_program as apg
 from ansible_collections.gpuops.sglang_stack.tests.unit import recorded
 
 ALLREDUCE = os.path.join(recorded.FIXTURES, 'allreduce')
@@ -23,10 +24,15 @@ def graph_line():
     return recorded.read(ALLREDUCE, 'graph.txt').splitlines()[0]
 
 
-def test_probe_script_compiles_and_has_the_defaults():
-    compile(ap.PROBE_SCRIPT, 'probe.py', 'exec')
-    assert 'torch.cuda.graph' in ap.PROBE_SCRIPT and 'torch.cuda.nccl.version()' in ap.PROBE_SCRIPT
-    assert '127.0.0.1' in ap.PROBE_SCRIPT and '--eager' in ap.PROBE_SCRIPT
+PROGRAM = ap.program_text(apg)
+
+
+def test_probe_program_is_the_module_utils_file_and_has_the_defaults():
+    with open(apg.__file__) as handle:
+        assert PROGRAM == handle.read()
+    compile(PROGRAM, 'probe.py', 'exec')
+    assert 'torch.cuda.graph' in PROGRAM and 'torch.cuda.nccl.version()' in PROGRAM
+    assert '127.0.0.1' in PROGRAM and '--eager' in PROGRAM
     assert ap.DEFAULT_SIZES == [4096, 16384, 65536, 262144, 1048576]
 
 
@@ -160,7 +166,7 @@ def medians(entry):
 
 def test_probe_script_has_backends_and_buffers():
     for text in ('--backend', 'ncclAllReduce', 'ncclCommInitRank', '--buffers', 'backend="gloo"'):
-        assert text in ap.PROBE_SCRIPT
+        assert text in PROGRAM
 
 
 def test_merge_env_overlays_and_refuses_other_keys():

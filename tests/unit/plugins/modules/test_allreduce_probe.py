@@ -15,6 +15,7 @@ import pytest
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe as ap
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import allreduce_probe_program
 from ansible_collections.gpuops.sglang_stack.plugins.modules import allreduce_probe
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner, recorded
 
@@ -44,7 +45,7 @@ def test_runs_probe_and_compares(capsys, calls):
                                          'reference_us': reference})
     assert failed is False and result['changed'] is False
     cmd, env, script = calls['calls'][0]
-    assert cmd[0] == sys.executable and script == ap.PROBE_SCRIPT and not os.path.exists(cmd[1])
+    assert cmd[0] == sys.executable and script == ap.program_text(allreduce_probe_program) and not os.path.exists(cmd[1])
     assert cmd[cmd.index('--sizes') + 1:] == [str(s) for s in ap.DEFAULT_SIZES]
     assert '--eager' not in cmd and cmd[cmd.index('--replays') + 1] == '200'
     assert cmd[cmd.index('--stream') + 1] == 'side' and cmd[cmd.index('--backend') + 1] == 'torch'
@@ -144,11 +145,35 @@ def test_sweep_runs_every_setting_and_picks(capsys, by_env):
     assert [r['within'] for r in result['comparison']['rows']] == [True, True, True, True, False]
     assert result['sweep_table'][2].startswith('| default **(picked)** |')
     assert result['msg'].startswith('sweep of 11 settings picked default (verify pass 1415 us); graph all-reduce')
+    # The default itself was picked: nothing beats it, so nothing would be written into nccl.env.
+    assert result['best']['beats_default'] is False and result['best']['beats_default_why'] == 'default is the default itself'
+
+
+def test_sweep_from_an_env_file_without_the_default_reports_whether_it_beats(capsys, by_env, tmp_path):
+    # The recorded run on 2x H200 without the default entry first: the first setting measured is the comparison.
+    env_file = tmp_path / 'nccl.env'
+    env_file.write_text('# managed\nNCCL_NVLS_ENABLE=0\nSGLANG_X=1\nNCCL_PROTO=\n')
+    sweep = [s for s in SWEEP if s['name'] != 'default']
+    failed, result = run_module(capsys, {'python': sys.executable, 'env_file': str(env_file), 'sweep': sweep})
+    assert failed is False, result['msg']
+    assert result['env_file'] == {'NCCL_NVLS_ENABLE': '0'}
+    assert by_env['calls'][0][1] == dict(sweep[0]['env'], NCCL_NVLS_ENABLE='0')
+    # Recorded on 2x H200: channels_16 11.47 us at 16 KB against algo_ring's 12.41 us, spread (p99 - median) 0.37 us.
+    assert result['sweep'][0]['name'] == 'algo_ring' and result['best']['name'] == 'channels_16'
+    assert result['best']['beats_default'] is True
+    assert '0.94 us faster, more than the spread (p99 - median) 0.37 us' in result['best']['beats_default_why']
+
+
+def test_missing_env_file_fails_with_the_explanation(capsys, calls, tmp_path):
+    failed, result = run_module(capsys, {'python': sys.executable, 'env_file': str(tmp_path / 'nccl.env')})
+    assert failed is True and 'it is written by the nccl_patches role' in result['msg'] and not calls['calls']
 
 
 def test_sweep_exact_ties_only(capsys, by_env):
     failed, result = run_module(capsys, {'python': sys.executable, 'sweep': SWEEP, 'tie_tolerance': 0})
     assert failed is False and result['best']['name'] == 'channels_16' and result['best']['tied'] == ['channels_16']
+    # Picked, but 0.13 us faster than the default at 16 KB is within the spread: not written into nccl.env.
+    assert result['best']['beats_default'] is False and 'not beyond noise' in result['best']['beats_default_why']
 
 
 def test_sweep_reports_a_failed_setting(capsys, by_env):
