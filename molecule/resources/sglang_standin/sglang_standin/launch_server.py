@@ -162,8 +162,8 @@ def make_handler(state):
             # Decode time at the stack's rate, capped so a test never waits long.
             time.sleep(min(tokens / state.tok_s, 3.0))
             state.last_gen_throughput = round(state.tok_s, 2)
-            self.reply(200, {"text": "x" * tokens, "meta_info": {"completion_tokens": tokens,
-                                                                  "finish_reason": {"type": "length"}}})
+            self.reply(200, {"text": "x" * tokens,
+                             "meta_info": {"completion_tokens": tokens, "finish_reason": {"type": "length"}}})
     return Handler
 
 
