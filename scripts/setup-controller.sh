@@ -42,30 +42,7 @@ fi
 mkdir -p build/collections/ansible_collections/gpuops
 ln -sfn "$root" build/collections/ansible_collections/gpuops/sglang_stack
 
-# ansible-test --venv downloads a get-pip script from a host that is unreachable here; it runs the
-# cached file instead when present. This stand-in runs pip from the PyPI pip wheel of the version
-# ansible-test asks for (read from ansible-test itself, so a core upgrade keeps working).
-pipver=$(.venv/bin/python - <<'PY'
-import re, ansible_test, os
-src = open(os.path.join(os.path.dirname(ansible_test.__file__), '_internal', 'python_requirements.py')).read()
-print(re.search(r"pip='([0-9.]+)'", src).group(1))
-PY
-)
-cache="${HOME}/.ansible/test/cache"
-shim="$cache/get_pip_${pipver//./_}.py"
-if [ ! -f "$shim" ] || ! ls "$cache"/pip-"$pipver"-py3-none-any.whl >/dev/null 2>&1; then
-  echo "setup: offline get-pip bootstrap for ansible-test (pip $pipver)"
-  mkdir -p "$cache"
-  .venv/bin/pip download -q --disable-pip-version-check --no-deps -d "$cache" "pip==$pipver"
-  cat >"$shim" <<PY
-# Offline stand-in for ansible-test's get-pip download: installs pip from the cached wheel.
-import os, sys
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "pip-$pipver-py3-none-any.whl"))
-args = [a for a in sys.argv[1:] if a not in ("--no-setuptools", "--no-wheel")]
-from pip._internal.cli.main import main
-sys.exit(main(["install"] + args))
-PY
-fi
+# ansible-test --venv's get-pip download is unreachable here: an offline stand-in (scripts/ansible-test-pip-shim.sh).
+scripts/ansible-test-pip-shim.sh .venv/bin/python
 ansible_version=$(.venv/bin/ansible --version)  # whole output first: a pipe to head can break ansible's print
 echo "setup: controller ready (${ansible_version%%$'\n'*})"

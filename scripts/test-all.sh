@@ -4,7 +4,8 @@
 #   galaxy-importer on the built tarball, then the molecule scenarios on the local test bed
 #   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
-# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units importer testbed-units testbed ee molecule lxc-real
+# Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units sanity-2.18 units-2.18 sanity-2.20
+#   units-2.20 importer testbed-units testbed ee molecule lxc-real
 #   lxc-real: a real LXC container with the lxc_gpu_host configuration (tests/lxc_real/run.sh; root, lxc, busybox-static)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -45,23 +46,46 @@ build() {
   ansible-galaxy collection build --force --output-path build/dist .
 }
 
-# ansible-test wants the collection at .../ansible_collections/<ns>/<name>; test what ships: the
-# built tarball (plus tests/, which the tarball carries), not the working tree.
-sanity_tree() {
-  # Outside the git checkout: inside it, ansible-test would list files with git and see none.
-  local top=${TMPDIR:-/tmp}/gpuops-sglang_stack-ansible-test
+# ansible-test wants the collection at .../ansible_collections/<ns>/<name>, outside the git checkout
+# (inside it, ansible-test would list files with git and see none). Units test what ships: the built
+# tarball (plus tests/, which it carries). Sanity tests the whole checkout, as collection CI does: every
+# file git tracks or would add, molecule/, scripts/ and tests/testbed/ included.
+test_tree() {  # test_tree tarball|checkout NAME: a fresh tree; prints its path
+  local top=${TMPDIR:-/tmp}/gpuops-sglang_stack-$2
   local tree=$top/ansible_collections/gpuops/sglang_stack
-  rm -rf "$top" && mkdir -p "$tree"
-  tar -xzf "$root/$tarball" -C "$tree"
+  rm -rf "$top" && mkdir -p "$tree" || return 1
+  case $1 in
+    tarball) tar -xzf "$root/$tarball" -C "$tree" ;;
+    checkout) git ls-files -z -co --exclude-standard | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C "$tree" ;;
+  esac || return 1
   echo "$tree"
 }
-sanity() {
-  local tree; tree=$(sanity_tree) || return 1
-  (cd "$tree" && ansible-test sanity --venv --python 3.11 --color no)
+ansible_test() {  # ansible_test sanity|units CORE: ansible-test on the tree it needs, with that ansible-core
+  local tree; tree=$(test_tree "$([ "$1" = units ] && echo tarball || echo checkout)" "$1-$2") || return 1
+  if [ "$2" = 2.19 ]; then (cd "$tree" && ansible-test "$1" --venv --python 3.11 --color no); else core_run "$2" "$tree" "$1"; fi
 }
-units() {
-  local tree; tree=$(sanity_tree) || return 1
-  (cd "$tree" && ansible-test units --venv --python 3.11 --color no)
+
+# The other ansible-core versions that meta/runtime.yml's requires_ansible names, each from
+# requirements/core-<v>.txt in its own virtualenv (build/core-<v>/venv), made here when missing or stale.
+# 2.18 runs on this Python 3.11. 2.20's controller needs Python >= 3.12: its stages run in the test bed's
+# Debian 13 base image (python3.13), the checkout and the test tree mounted at their own paths, with a
+# HOME of its own (build/core-<v>/home: ansible-test's cached virtualenvs and its offline pip shim), the
+# host's pip index and CA bundle (as the image's system bundle: ansible-test's pip does not see PIP_CERT).
+declare -A core_image=([2.20]=sglang-stack-testbed/debian13)
+core_versions="2.18 2.20"
+core_run() {  # core_run CORE TREE sanity|units
+  local v=$1 tree=$2 what=$3 py=python3.11 ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
+  local -a run=(env HOME="$root/build/core-$v/home")
+  if [ -n "${core_image[$v]:-}" ]; then
+    tests/testbed/build_base_images.sh "${core_image[$v]#*/}" || return 1
+    py=python3
+    run=(docker run --rm --network host -v "$root:$root" -v "$tree:$tree" -w "$root" -e HOME="$root/build/core-$v/home"
+         -e PIP_DISABLE_PIP_VERSION_CHECK=1 ${PIP_INDEX_URL:+-e PIP_INDEX_URL}
+         ${ca:+-v "$ca:/etc/ssl/certs/ca-certificates.crt:ro"}
+         "${core_image[$v]}")
+  fi
+  mkdir -p "build/core-$v/home"
+  "${run[@]}" scripts/ansible-test-core.sh "$v" "$py" "$tree" "$what"
 }
 
 # A fresh, empty HOME, as on Galaxy: the importer's ansible-lint resolves this collection's modules from
@@ -233,13 +257,21 @@ scripts/setup-controller.sh || { echo "setup failed"; echo "0 passed, 1 failed";
 mkdir -p "$log_dir"
 results+=("PASS setup $(( $(date +%s) - setup_start ))s")
 
-wanted=("$@"); [ ${#wanted[@]} -gt 0 ] || wanted=(lint build sanity units importer testbed-units testbed ee molecule lxc-real)
+wanted=("$@")
+if [ ${#wanted[@]} -eq 0 ]; then
+  wanted=(lint build sanity units)
+  for v in $core_versions; do wanted+=("sanity-$v" "units-$v"); done
+  wanted+=(importer testbed-units testbed ee molecule lxc-real)
+fi
 for s in "${wanted[@]}"; do
   case $s in
     lint) stage lint lint ;;
     build) stage build build ;;
-    sanity) stage sanity sanity ;;
-    units) stage units units ;;
+    sanity) stage sanity ansible_test sanity 2.19 ;;
+    units) stage units ansible_test units 2.19 ;;
+    sanity-*|units-*)
+      if [[ " $core_versions " == *" ${s#*-} "* ]]; then stage "$s" ansible_test "${s%%-*}" "${s#*-}"
+      else echo "unknown stage $s"; failed=$((failed + 1)); fi ;;
     importer) stage importer importer ;;
     testbed) stage testbed testbed ;;
     testbed-units) stage testbed-units testbed_units ;;

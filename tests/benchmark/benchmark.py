@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, gpuops.sglang_stack maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -62,7 +61,7 @@ def host(i):
 
 def start_host(i):
     name = host(i)
-    subprocess.run(['docker', 'rm', '-f', name], capture_output=True)
+    subprocess.run(['docker', 'rm', '-f', name], capture_output=True, check=False)
     sh(['docker', 'run', '-d', '--name', name, '--hostname', name, '--network', 'sglang-stack-testnet',
         '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', IMAGE, '/lib/systemd/systemd'])
 
@@ -70,7 +69,7 @@ def start_host(i):
 def clone_host(i):
     """Host i as a copy of host 1 (its built stacks and service): for the verify part, which reads what is built."""
     name = host(i)
-    subprocess.run(['docker', 'rm', '-f', name], capture_output=True)
+    subprocess.run(['docker', 'rm', '-f', name], capture_output=True, check=False)
     sh(['docker', 'run', '-d', '--name', name, '--hostname', name, '--network', 'sglang-stack-testnet',
         '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', PREFIX + 'fleet:latest',
         '/lib/systemd/systemd'])
@@ -102,7 +101,7 @@ def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
         cmd += ['--limit', limit]
     start = time.monotonic()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     wall = time.monotonic() - start
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # The controller's CPU time (ansible-playbook and its forks, user + system; the hosts' side runs in the containers).
@@ -140,12 +139,12 @@ def downtime(name, action):
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and None in outage(events()):
         time.sleep(0.2)
-    subprocess.run(['docker', 'exec', name, 'pkill', '-f', 'health_generate'], capture_output=True)
+    subprocess.run(['docker', 'exec', name, 'pkill', '-f', 'health_generate'], capture_output=True, check=False)
     poller.terminate()
     reader.join(5)
     down, up = outage(events())
     if down is None or up is None:
-        status = subprocess.run(['docker', 'exec', name, 'systemctl', 'status', '--no-pager', 'sglang'], capture_output=True, text=True)
+        status = subprocess.run(['docker', 'exec', name, 'systemctl', 'status', '--no-pager', 'sglang'], capture_output=True, text=True, check=False)
         raise SystemExit('no outage and recovery seen by the poller: %s; poller stderr: %s; %s'
                          % (events(), poller.stderr.read()[-2000:], status.stdout[-2000:]))
     return up - down, wall
@@ -200,7 +199,7 @@ def main():
         start_host(1)
         prepare(inv, one)
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
-    for _ in range(args.first_runs):
+    for dummy in range(args.first_runs):
         start_host(1)
         prepare(inv, one)
         r['first'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)[0])
@@ -209,7 +208,7 @@ def main():
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
         save()
-    for _ in range(0 if args.switch_only or args.fleet_only or args.build_once else args.runs - args.first_runs):
+    for dummy in range(0 if args.switch_only or args.fleet_only or args.build_once else args.runs - args.first_runs):
         wall, changed = playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
         r['noop'].append(wall)
         r['noop_changed'].append(changed)
@@ -225,7 +224,7 @@ def main():
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
-    for _ in range(0 if args.fleet_only else args.runs):
+    for dummy in range(0 if args.fleet_only else args.runs):
         r['switch'].append(downtime(one, lambda: playbook(inv, switch, {'stack_declaration_name': 'bench-b'}, one)[0]))
         r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, {'stack_declaration_name': 'bench-b'}, one)[0]))
         r['restart'].append(bare_restart(one))
@@ -238,13 +237,13 @@ def main():
         time.sleep(10)
     elif not args.skip_fleet:
         for i in range(2, args.hosts + 1):
-            if not (args.fleet_only and subprocess.run(['docker', 'inspect', host(i)], capture_output=True).returncode == 0):
+            if not (args.fleet_only and subprocess.run(['docker', 'inspect', host(i)], capture_output=True, check=False).returncode == 0):
                 start_host(i)
         prepare(inv)
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-a', 'sglang_upgrade_serial': args.hosts})
     if not args.skip_fleet:
         verify = os.path.join(ROOT, 'playbooks', 'verify.yml')
-        for _ in range(args.runs):
+        for dummy in range(args.runs):
             r['verify_1'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, one, forks=args.hosts)[0])
             r.setdefault('verify_1_cpu', []).append(CPU[-1])
             r['verify_n'].append(playbook(inv, verify, {'stack_declaration_name': 'bench-a'}, None, forks=args.hosts)[0])
@@ -252,8 +251,8 @@ def main():
             save()
 
     save()
-    down = dict((k, [d for d, _ in r[k]]) for k in ('switch', 'rollback', 'restart'))
-    walls = dict((k, [w for _, w in r[k]]) for k in ('switch', 'rollback', 'restart'))
+    down = dict((k, [d for d, dummy in r[k]]) for k in ('switch', 'rollback', 'restart'))
+    walls = dict((k, [w for dummy, w in r[k]]) for k in ('switch', 'rollback', 'restart'))
     rows = [] if args.switch_only or args.fleet_only else [
         ('first converge, 1 host (s)', median(r['first']), ''),
         ('second run, no-op (s)', median(r['noop']), 'changed: %s' % r['noop_changed']),

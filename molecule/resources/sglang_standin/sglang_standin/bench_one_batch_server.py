@@ -25,7 +25,7 @@ def main():
     parser.add_argument("--output-len", type=int, nargs="+", default=[16])
     parser.add_argument("--result-filename", default="result.jsonl")
     parser.add_argument("--run-name", default="default")
-    args, _ = parser.parse_known_args()
+    args = parser.parse_known_args()[0]
     url = args.base_url.rstrip("/")
     call(url + "/get_server_info")
     for batch, ilen, olen in [(b, i, o) for b in args.batch_size for i in args.input_len for o in args.output_len]:

@@ -242,8 +242,8 @@ def make_handler(state):
             rate = state.next_rate()
             time.sleep(min(tokens / rate, 3.0))
             state.last_gen_throughput = round(rate, 2)
-            self.reply(200, {"text": "x" * tokens, "meta_info": {"completion_tokens": tokens,
-                                                                  "finish_reason": {"type": "length"}}})
+            self.reply(200, {"text": "x" * tokens,
+                             "meta_info": {"completion_tokens": tokens, "finish_reason": {"type": "length"}}})
     return Handler
 
 

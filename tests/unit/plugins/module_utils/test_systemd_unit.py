@@ -186,7 +186,8 @@ def _load_unit(text):
                                 timeout=120, check=False)
     finally:
         shutil.rmtree(top)
-    block = proc.stdout.split('-> Unit probe.service:', 1)[1].split('\n\t-> Unit ', 1)[0]
+    # systemd 257 (Debian 13) marks units with an arrow in a UTF-8 locale, older ones with '->'.
+    block = re.search(r'(?:->|\u2192) Unit probe\.service:(.*?)(?:\n\t(?:->|\u2192) Unit |\Z)', proc.stdout, re.S).group(1)
     settings = {}
     for raw in block.splitlines():
         if ': ' in raw or raw.rstrip().endswith(':'):

@@ -187,7 +187,7 @@ def test_real_flashinfer_cubins(capsys, tmp_path):
 
 def test_file_name_that_is_not_utf8(capsys, tmp_path):
     """The controller refuses a module result with lone surrogates (MODULE_STRICT_UTF8_RESPONSE); the old
-    result carried 'libk_\udcff.so' and the task failed. The name is now reported with a backslash escape."""
+    result carried 'libk_\\udcff.so' and the task failed. The name is now reported with a backslash escape."""
     shutil.copyfile(fx('libk_sm120.so'), os.path.join(os.fsencode(str(tmp_path)), b'libk_\xff.so'))
     failed, result = run_module(capsys, {'paths': [str(tmp_path)], 'fail_on_missing': True})
     assert not failed

@@ -13,10 +13,10 @@ import stat
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import host_probe
 from ansible_collections.gpuops.sglang_stack.plugins.modules import gpu_info
+from ansible_collections.gpuops.sglang_stack.tests.unit.module_runner import patch_module_args
 from ansible_collections.gpuops.sglang_stack.tests.unit.recorded import PUBLIC, REAL, host_section, read
 
 
