@@ -1228,7 +1228,7 @@ def main(argv: list | None = None) -> int:
         rs_sgl = build_real_layout_sgl_kernel(so, wdir, no_sm120=False, pypi_wheel=pypi_sgl)
         rs_sgl_bad = build_real_layout_sgl_kernel(so, wdir, no_sm120=True, pypi_wheel=pypi_sgl)
         rs_fi = build_real_layout_fi_jit(so, wdir)
-    keep = {p for p in [*torch_wheels, *tv_wheels, *sgl_wheels, fi_jit, fi_cubin]}
+    keep = {*torch_wheels, *tv_wheels, *sgl_wheels, fi_jit, fi_cubin}
     keep |= {w for w, _t in filter(None, [rs_sgl, rs_sgl_bad, rs_fi])}
     for stale in wdir.rglob("*.whl"):
         if stale not in keep:
