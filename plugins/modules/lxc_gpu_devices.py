@@ -26,6 +26,7 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
+  - gpuops.sglang_stack.lxc_marker
 attributes:
   diff_mode:
     support: full
@@ -54,18 +55,6 @@ options:
       uid:
         description: Its owner id in the container.
         type: int
-  marker:
-    description: The marker of the raw block to remove, as for M(ansible.builtin.blockinfile); C({mark}) is replaced.
-    type: str
-    default: "# {mark} gpuops.sglang_stack lxc_gpu_host"
-  marker_begin:
-    description: Replaces C({mark}) in the first marker line.
-    type: str
-    default: BEGIN
-  marker_end:
-    description: Replaces C({mark}) in the last marker line.
-    type: str
-    default: END
   backup:
     description: Keep a timestamped copy of the file beside it before changing it.
     type: bool

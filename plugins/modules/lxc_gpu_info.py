@@ -32,6 +32,7 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
+  - gpuops.sglang_stack.lxc_marker
 options:
   proc_devices_path:
     description: The host's device list. Another path serves tests with a recorded copy.
@@ -92,18 +93,6 @@ options:
     type: str
     choices: [rootfs, exec, none]
     default: rootfs
-  marker:
-    description: The managed block's marker line, as for M(ansible.builtin.blockinfile); C({mark}) is replaced.
-    type: str
-    default: "# {mark} gpuops.sglang_stack lxc_gpu_host"
-  marker_begin:
-    description: Replaces C({mark}) in the first marker line.
-    type: str
-    default: BEGIN
-  marker_end:
-    description: Replaces C({mark}) in the last marker line.
-    type: str
-    default: END
   lib_dirs:
     description: The container's 64-bit library directories (relative to its root), searched in this order.
     type: list

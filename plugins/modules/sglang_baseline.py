@@ -34,6 +34,7 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
+  - gpuops.sglang_stack.sglang_baseline
 attributes:
   diff_mode:
     description:
@@ -48,15 +49,6 @@ options:
     type: str
     choices: [present, restored]
     default: present
-  unit:
-    description:
-      - The systemd unit that serves (C(.service) is added to a bare name). It must run an SGLang server and be active.
-      - Empty means search every process for an SGLang server; exactly one unit may run one.
-    type: str
-  root:
-    description: The stack root; the baseline lives in its C(baseline) directory.
-    type: path
-    default: /opt/sglang
   force_rerecord:
     description: Replace a recorded baseline that the serving unit no longer matches (RV(drift)).
     type: bool
@@ -67,10 +59,6 @@ options:
         have (a later stack's), so that the restored unit is the recorded one.
     type: bool
     default: true
-  probe_timeout:
-    description: Seconds the interpreter probe (where sglang is, which version) may take.
-    type: int
-    default: 120
 notes:
   - Run as root - C(/proc/<pid>/environ) of the service user's process and the environment files are root's to read.
   - The interpreter probe runs the baseline's interpreter as the unit's user, in its working directory, with the

@@ -19,20 +19,7 @@ author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.sglang_stack.attributes
-options:
-  unit:
-    description:
-      - The systemd unit that serves (C(.service) is added to a bare name). It must run an SGLang server and be active.
-      - Empty means search every process for an SGLang server; exactly one unit may run one.
-    type: str
-  root:
-    description: The stack root, whose C(baseline) directory holds the recorded baseline.
-    type: path
-    default: /opt/sglang
-  probe_timeout:
-    description: Seconds the interpreter probe (where sglang is, which version) may take.
-    type: int
-    default: 120
+  - gpuops.sglang_stack.sglang_baseline
 notes:
   - Run as root (C(/proc/<pid>/environ) of the service user's process and the environment files are root's to read).
   - The collection's C(docs/adoption.md) describes how the service is found and what is refused.
