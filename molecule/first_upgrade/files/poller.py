@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Test bed (molecule/first_upgrade): watch a server's /health while something else runs.
 
     poller.py URL OUT_JSON [INTERVAL_S]

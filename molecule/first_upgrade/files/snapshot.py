@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Test bed (molecule/first_upgrade): what a first upgrade must leave alone, as one JSON object on stdout.
 
     snapshot.py CONFIG_JSON

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Test bed (molecule/first_upgrade): unpack part of a real wheel where a host keeps it.
 
     unpack_wheel.py WHEEL PREFIX DEST [--skip-package-markers]
