@@ -302,9 +302,8 @@ def judge(observed, policy):
         'msg': '',
     }
     if failed:
-        msg = ('PREFLIGHT: %d of %d gates failed on %s, nothing was changed:\n' % (len(failed), len(gates), hostname)
-               + '\n'.join('- ' + m for m in messages))
-        result['msg'] = msg
+        head = 'PREFLIGHT: %d of %d gates failed on %s, nothing was changed:' % (len(failed), len(gates), hostname)
+        result['msg'] = '\n'.join([head] + ['- ' + m for m in messages])
     result['lines'] = summary_lines(gates)
     return result
 
