@@ -96,8 +96,10 @@ ok:
   description: Whether every layer passed.
   returned: always
   type: bool
-failed:
-  description: The layers that failed.
+failed_layers:
+  description:
+    - The layers that failed. Not C(failed), which Ansible reads as the task's own failure (the role fails with
+      every layer's reason once the report is written).
   returned: always
   type: list
   elements: str
@@ -210,7 +212,7 @@ def main():
 
     lines, failures = stack_verify.summary(layers)
     failed = [row['layer'] for row in layers if not row['ok']]
-    result.update(ok=not failed, failed=failed, failures=failures, compute_capability=cc, layers=layers, lines=lines,
+    result.update(ok=not failed, failed_layers=failed, failures=failures, compute_capability=cc, layers=layers, lines=lines,
                   packages=judged['packages'], bom=items, msg='%s: %d layers, %d failed' % (cc, len(layers), len(failed)))
     module.exit_json(**result)
 

@@ -63,7 +63,9 @@ def test_one_call_judges_every_layer_and_writes_the_report(capsys, host):
     assert rows['env TORCH_CUDA_ARCH_LIST'] == ('ok', True) and rows['env FLASHINFER_CUDA_ARCH_LIST'] == ('not_set', True)
     # sglang is declared and not installed.
     assert rows['bom'] == ('missing', False)
-    assert result['failed'] == ['gpus', 'torch', 'bom'] and result['ok'] is False
+    assert result['failed_layers'] == ['gpus', 'torch', 'bom'] and result['ok'] is False
+    # A 'failed' key in a module's result is Ansible's own: the task would fail before the role writes its message.
+    assert 'failed' not in result
     assert result['failures'][1].startswith('torch (')
     assert result['lines'][0].split() == ['layer', 'verdict', 'detail']
     report = json.loads(dest.read_text())
