@@ -20,7 +20,7 @@ description:
     compute capability.
   - C(bom) - the installed packages against the declaration (as M(gpuops.sglang_stack.stack_bom)); with O(dest), the JSON
     report written (changed only when it differs).
-  - Reads only, except O(dest). Does not fail when a layer fails; see RV(ok), RV(failed) and RV(failures).
+  - Reads only, except O(dest). Does not fail when a layer fails; see RV(ok), RV(failed_layers) and RV(failures).
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
