@@ -197,9 +197,8 @@ molecule_scenario() {
 # the base images; each writes its own log, build/test-logs/molecule-<scenario>.log. The lanes are
 # filled longest first by the weights below (seconds each scenario took in the last measured run on
 # this 2-core machine; one not listed counts 300), so the lanes end at about the same time.
-declare -A scenario_weight=([service_rollout]=900 [download_once]=550 [real_stack]=500 [default]=500
-  [stack_lifecycle]=450 [faults]=350 [preflight_refusals]=200 [lxc_host]=80
-  [first_upgrade]=1100)
+declare -A scenario_weight=([service_rollout]=1635 [faults]=1543 [download_once]=1274 [default]=1241
+  [stack_lifecycle]=1092 [preflight_refusals]=905 [first_upgrade]=844 [real_stack]=746 [lxc_host]=484)
 lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the other
   local lane=$1 s t0 rc; shift
   for s in "$@"; do
