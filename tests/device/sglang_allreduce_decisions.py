@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATCH_DIR = os.path.join(ROOT, 'roles', 'nccl_patches', 'files', 'sglang-0.5.9')
@@ -47,14 +48,69 @@ logging.getLogger().addHandler(Keep())
 import torch
 import torch.multiprocessing as mp
 
+# sgl_kernel: initialize_model_parallel imports SGLang's layers, which import sgl_kernel at module level. The real
+# wheel (PyPI sgl-kernel 0.3.21, 535 MB) is over the GPU machine's carry limit, so where it is missing an import
+# stand-in answers every name with a function that raises: the communicators' decisions use none of its kernels
+# (custom all-reduce is built only for groups of 2+ ranks, and its ops then report the stand-in as unusable).
+import importlib.abc, importlib.machinery, types
+SGL_KERNEL = "real"
+try:
+    import sgl_kernel  # noqa: F401
+except ImportError:
+    SGL_KERNEL = "import stand-in (real wheel not carried)"
+    class _Absent:
+        def __init__(self, name):
+            self.name = name
+        def __call__(self, *args, **kwargs):
+            raise RuntimeError("sgl_kernel stand-in: %s called" % self.name)
+    class _Stub(types.ModuleType):
+        __path__ = []
+        def __getattr__(self, attr):
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            return _Absent("%s.%s" % (self.__name__, attr))
+    class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            if name == "sgl_kernel" or name.startswith("sgl_kernel."):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+        def create_module(self, spec):
+            return _Stub(spec.name)
+        def exec_module(self, module):
+            pass
+    sys.meta_path.insert(0, _Finder())
+    # SGLang registers fake (meta) kernels for sgl_kernel's ops at import; with no library those ops do not exist.
+    _register_fake = torch.library.register_fake
+    def register_fake(op, *args, **kwargs):
+        if isinstance(op, str) and op.startswith("sgl_kernel::"):
+            return lambda fn=None, *a, **k: fn
+        return _register_fake(op, *args, **kwargs)
+    torch.library.register_fake = register_fake
+    # initialize_model_parallel reads one constant from sglang.srt.layers.sampler, whose imports pull in every
+    # quantisation kernel: the constant alone, computed as sampler.py line 34 of 0.5.9 computes it.
+    from sglang.srt.utils import get_bool_env_var
+    _sampler = types.ModuleType("sglang.srt.layers.sampler")
+    _sampler.SYNC_TOKEN_IDS_ACROSS_TP = get_bool_env_var("SYNC_TOKEN_IDS_ACROSS_TP")
+    sys.modules["sglang.srt.layers.sampler"] = _sampler
+
 def worker(rank, world_size, port, queue):
-    out = {"rank": rank}
+    out = {"rank": rank, "sgl_kernel": SGL_KERNEL}
+    def mark(what):
+        sys.stderr.write("rank %d: %s\n" % (rank, what))
+        sys.stderr.flush()
     try:
+        mark("started")
+        # A rank that hangs leaves its stacks on stderr before the parent gives up on it.
+        import faulthandler
+        faulthandler.dump_traceback_later(max(10, int(os.environ.get('GPUOPS_GROUPS_TIMEOUT', '120')) - 20), repeat=True)
         torch.cuda.set_device(rank)
         from sglang.srt.distributed import parallel_state as ps
+        mark("imported parallel_state")
         ps.init_distributed_environment(world_size=world_size, rank=rank, local_rank=rank, backend="nccl",
                                         distributed_init_method="tcp://127.0.0.1:%d" % port)
+        mark("init_distributed_environment done")
         ps.initialize_model_parallel(tensor_model_parallel_size=world_size)
+        mark("initialize_model_parallel done")
         tp = ps.get_tp_group()
         out.update(ok=True, device=torch.cuda.get_device_name(rank), capability=list(torch.cuda.get_device_capability(rank)),
                    tp_unique_name=tp.unique_name, ca_comm=None if tp.ca_comm is None else
@@ -69,7 +125,12 @@ def worker(rank, world_size, port, queue):
     except BaseException as exc:
         out.update(ok=False, exception="%s: %s" % (type(exc).__name__, exc), traceback=traceback.format_exc()[-1500:])
     out["log"] = list(lines)
+    if not out.get("ok"):
+        mark("failed: %s" % out.get("exception"))
     queue.put(out)
+    # put() hands the item to a feeder thread: wait for it before os._exit, which would drop it.
+    queue.close()
+    queue.join_thread()
     sys.stdout.flush()
     os._exit(0)
 
@@ -82,7 +143,13 @@ if __name__ == "__main__":
     procs = [ctx.Process(target=worker, args=(r, world_size, port, queue)) for r in range(world_size)]
     for p in procs:
         p.start()
-    results = [queue.get(timeout=240) for _ in procs]
+    try:
+        results = [queue.get(timeout=int(os.environ.get('GPUOPS_GROUPS_TIMEOUT', '120'))) for _ in procs]
+    except Exception:
+        sys.stderr.write("no result from every rank; exit codes %s\n" % [p.exitcode for p in procs])
+        for p in procs:
+            p.kill()
+        raise
     for p in procs:
         p.join(timeout=30)
     print("GROUPS " + json.dumps(sorted(results, key=lambda r: r["rank"]), sort_keys=True))
@@ -118,6 +185,18 @@ def emit(step, ok, **fields):
     sys.stdout.flush()
 
 
+def collection_path():
+    """A sys.path entry under which this checkout imports as ansible_collections.gpuops.sglang_stack.
+
+    module_utils import each other by that name (patch_series imports stack_bom), as Ansible installs them.
+    """
+    top = tempfile.mkdtemp(prefix='gpuops-collections-')
+    os.makedirs(os.path.join(top, 'ansible_collections', 'gpuops'))
+    os.symlink(ROOT, os.path.join(top, 'ansible_collections', 'gpuops', 'sglang_stack'))
+    sys.path.insert(0, top)
+    return top
+
+
 def load(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -131,6 +210,10 @@ def child(args, marker, timeout=300, env=None):
                               env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired:
         return None, 124, 'timeout after %d s' % timeout
+    logdir = os.environ.get('GPUOPS_DEVICE_LOGDIR')
+    if logdir:  # the whole stderr of each child, for a run that needs more than the tail
+        with open(os.path.join(logdir, 'child-%s.stderr' % marker.lower()), 'a') as handle:
+            handle.write(proc.stderr)
     found = [json.loads(line[len(marker) + 1:]) for line in proc.stdout.splitlines() if line.startswith(marker + ' ')]
     tail = [line for line in proc.stderr.strip().splitlines() if line.strip()][-6:]
     return (found[0] if found else None), proc.returncode, tail
@@ -140,6 +223,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--world-sizes', type=int, nargs='+', default=[1, 2])
     args = parser.parse_args()
+    collection_path()
     ps = load('patch_series', os.path.join(ROOT, 'plugins', 'module_utils', 'patch_series.py'))
     site = sysconfig.get_paths()['purelib']
     version, _meta = ps.installed_version(site, 'sglang')
@@ -159,7 +243,11 @@ def main():
             if ws > gpus:
                 emit('groups_ws%d' % ws, False, skipped='%d GPU(s) visible' % gpus)
                 continue
-            groups, rc, tail = child(['-c', GROUPS_CHILD, str(ws)], 'GROUPS',
+            # A file, not -c: the spawn start method re-imports __main__ in each rank to find worker().
+            script = os.path.join(tempfile.mkdtemp(prefix='gpuops-groups-'), 'groups_child.py')
+            with open(script, 'w') as handle:
+                handle.write(GROUPS_CHILD)
+            groups, rc, tail = child([script, str(ws)], 'GROUPS',
                                      env={'SGLANG_USE_MESSAGE_QUEUE_BROADCASTER': 'false'})
             ar = [line for r in groups or [] for line in r.get('log', []) if '[AR]' in line]
             emit('groups_ws%d' % ws, bool(groups) and all(r.get('ok') for r in groups), rc=rc, ranks=groups,
