@@ -145,3 +145,49 @@ def judge(tok_s, baseline, tolerance):
         'ratio': round(float(tok_s) / baseline, 3),
         'passed': float(tok_s) >= floor,
     }
+
+
+def command_line_matches(running_cmdline, argv):
+    """Whether a running server was started with exactly ``argv``.
+
+    ``running_cmdline`` is /proc/<pid>/cmdline as read (NUL-separated, NUL-terminated). The unit runs the stack through
+    the ``current`` link, so two stacks started with the same options have the same command line: a different one means
+    another profile (speculative decoding, an optimisation's flags, another model), and a throughput measured on it is
+    no reference for the new stack's.
+    """
+    words = [word for word in str(running_cmdline or '').split('\0')]
+    if words and words[-1] == '':
+        words = words[:-1]
+    return bool(words) and words == [str(word) for word in argv]
+
+
+def judge_gate(tok_s, tolerance, reference_tok_s=None, reference_label='', floor_tok_s=None):
+    """The throughput gate of a switch: the new stack against the old stack's figure and/or the site's.
+
+    ``reference_tok_s``: the same benchmark on the stack that served right before the stop, launched with the same
+    options (``reference_label`` names it); ``floor_tok_s``: the site's figure, an optional floor. Each given figure is
+    one check, passed when tok_s >= figure x (1 - tolerance); the gate passes when every check does. At least one figure
+    is needed: a gate with nothing to compare with is refused (ValueError), not passed.
+    """
+    checks = []
+    if reference_tok_s is not None:
+        check = judge(tok_s, reference_tok_s, tolerance)
+        check.update(against='reference', label=reference_label or 'the stack that served before')
+        checks.append(check)
+    if floor_tok_s is not None and float(floor_tok_s) > 0:
+        check = judge(tok_s, floor_tok_s, tolerance)
+        check.update(against='site', label="the site's figure")
+        checks.append(check)
+    if not checks:
+        raise ValueError('nothing to compare with: no measurement of the stack that served before the stop, and no site figure')
+    failed = [check for check in checks if not check['passed']]
+    return {
+        'tok_s': round(float(tok_s), 2),
+        'tolerance': float(tolerance),
+        'checks': checks,
+        'passed': not failed,
+        'summary': '; '.join(
+            '%s %.2f tok/s (floor %.2f, ratio %.3f): %s' % (
+                check['label'], check['baseline_tok_s'], check['floor_tok_s'], check['ratio'], 'passed' if check['passed'] else 'FAILED')
+            for check in checks),
+    }

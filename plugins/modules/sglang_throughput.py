@@ -8,14 +8,15 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: sglang_throughput
-short_description: Measure a running SGLang server's decode throughput and compare it with a site baseline
+short_description: Measure a running SGLang server's decode throughput and gate it against a reference
 version_added: 1.0.0
 description:
   - Runs C(python -m sglang.bench_one_batch_server --model None --base-url URL) with the stack's interpreter against
     a running server (one batch size, input length and output length), reads the case it appends to its result file
     (or, failing that, its printed block) and reports the server's last generation throughput in tokens per second.
-  - With O(baseline_tok_s) the module fails when the throughput is below O(baseline_tok_s) x (1 - O(tolerance)),
-    naming both figures.
+  - With O(reference_tok_s) (the same benchmark measured on the stack that served right before the switch's stop)
+    and/or O(baseline_tok_s) (the site's figure, an optional floor), the module fails when the throughput is below
+    either figure x (1 - O(tolerance)), naming each figure and its verdict. Without either it measures only.
   - With O(run_as) the benchmark runs as that user (the service user) with exactly O(environment) (the unit's), through
     C(runuser) and C(env -i), not as root, because it is the stack's third-party code.
   - With O(api_key) (SGLang's C(--api-key)) the benchmark authenticates. A small runner reads the key from its standard
@@ -55,8 +56,29 @@ options:
     type: int
     default: 256
   baseline_tok_s:
-    description: The site's baseline in tokens per second; omit to measure without judging.
+    description: The site's figure in tokens per second, a floor every switch must reach; omit (or V(0)) for none.
     type: float
+  reference_tok_s:
+    description:
+      - The same benchmark measured on the stack that served right before the switch's stop, started with the same
+        options (the gate compares like with like); omit when there is none (a first install, another profile).
+    type: float
+  reference_label:
+    description: What O(reference_tok_s) was measured on, for the messages (for example the stack's id).
+    type: str
+    default: ''
+  service:
+    description:
+      - The systemd unit of the measured server. With O(launch_argv), the module reads its main process's command line
+        and reports in RV(same_launch) whether it was started with exactly O(launch_argv).
+    type: str
+  launch_argv:
+    description:
+      - The command line the service is about to be started with (the new unit's). Measuring the old stack before a
+        switch, a different command line (speculative decoding, an optimisation's flags) makes its figure no reference
+        for the new stack's.
+    type: list
+    elements: str
   tolerance:
     description: Fraction below the baseline still accepted.
     type: float
@@ -92,6 +114,14 @@ EXAMPLES = r"""
     baseline_tok_s: 89.5
     tolerance: 0.05
 
+- name: Throughput gate against the old stack's figure measured before the stop, with the site's figure as a floor
+  gpuops.sglang_stack.sglang_throughput:
+    python: /opt/sglang/current/venv/bin/python
+    base_url: http://127.0.0.1:30000
+    reference_tok_s: 90.12
+    reference_label: stack cu130-sglang-0.5.9-1234abcd5678 before the stop
+    baseline_tok_s: 89.5
+
 - name: Throughput gate as the service user, against a server with an API key
   gpuops.sglang_stack.sglang_throughput:
     python: /opt/sglang/current/venv/bin/python
@@ -117,9 +147,23 @@ case:
   returned: when the benchmark ran
   type: dict
 verdict:
-  description: C(tok_s), C(baseline_tok_s), C(tolerance), C(floor_tok_s), C(ratio), C(passed).
+  description: The site figure's check, C(tok_s), C(baseline_tok_s), C(tolerance), C(floor_tok_s), C(ratio), C(passed).
   returned: when O(baseline_tok_s) is given and the benchmark ran
   type: dict
+gate:
+  description:
+    - The gate's verdict, C(tok_s), C(tolerance), C(passed), C(summary) and C(checks) (one per figure, each with
+      C(against) V(reference) or V(site), C(label), C(baseline_tok_s), C(floor_tok_s), C(ratio), C(passed)).
+  returned: when O(reference_tok_s) or O(baseline_tok_s) is given and the benchmark ran
+  type: dict
+same_launch:
+  description: Whether the running server of O(service) was started with exactly O(launch_argv).
+  returned: when O(service) and O(launch_argv) are given and the benchmark ran
+  type: bool
+reference_tok_s:
+  description: O(reference_tok_s) as given.
+  returned: when O(reference_tok_s) is given
+  type: float
 skipped:
   description: True in check mode.
   returned: in check mode
@@ -140,6 +184,19 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import sglang_bench, sglang_keys
 
 
+def running_cmdline(module, service):
+    """/proc/<pid>/cmdline of the unit's main process as read, or '' when it runs none."""
+    rc, out, _err = module.run_command(['systemctl', 'show', '-p', 'MainPID', '--value', service])
+    pid = out.strip()
+    if rc != 0 or not pid.isdigit() or pid == '0':
+        return ''
+    try:
+        with open('/proc/%s/cmdline' % pid) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return ''
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -150,6 +207,10 @@ def main():
             input_len=dict(type='int', default=1024),
             output_len=dict(type='int', default=256),
             baseline_tok_s=dict(type='float'),
+            reference_tok_s=dict(type='float'),
+            reference_label=dict(type='str', default=''),
+            service=dict(type='str'),
+            launch_argv=dict(type='list', elements='str'),
             tolerance=dict(type='float', default=0.05),
             timeout=dict(type='int', default=1800),
             environment=dict(type='dict', default={}),
@@ -162,11 +223,13 @@ def main():
     for name in ('batch_size', 'input_len', 'output_len', 'timeout'):
         if p[name] < 1:
             module.fail_json(msg='%s must be at least 1' % name)
-    if p['baseline_tok_s'] is not None:
-        try:
-            sglang_bench.judge(p['baseline_tok_s'], p['baseline_tok_s'], p['tolerance'])
-        except ValueError as exc:
-            module.fail_json(msg=str(exc))
+    floor = p['baseline_tok_s'] if p['baseline_tok_s'] else None
+    for figure in (floor, p['reference_tok_s']):
+        if figure is not None:
+            try:
+                sglang_bench.judge(figure, figure, p['tolerance'])
+            except ValueError as exc:
+                module.fail_json(msg=str(exc))
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg='check mode: the benchmark was not run')
     if not os.access(p['python'], os.X_OK):
@@ -212,16 +275,27 @@ def main():
         module.fail_json(msg='THROUGHPUT GATE: %s' % exc, rc=rc, stdout=out, stderr=err)
 
     result = dict(changed=False, tok_s=round(tok_s, 2), source=source, case=case)
+    if p['service'] and p['launch_argv'] is not None:
+        result['same_launch'] = sglang_bench.command_line_matches(running_cmdline(module, p['service']), p['launch_argv'])
     summary = '%.2f tok/s (%s) at batch %d, %d in / %d out' % (
         tok_s, source, p['batch_size'], p['input_len'], p['output_len'])
-    if p['baseline_tok_s'] is not None:
-        verdict = sglang_bench.judge(tok_s, p['baseline_tok_s'], p['tolerance'])
-        result['verdict'] = verdict
-        if not verdict['passed']:
-            result['msg'] = ('THROUGHPUT GATE: %s is below the floor %.2f tok/s (baseline %.2f tok/s - %d%%)'
-                             % (summary, verdict['floor_tok_s'], verdict['baseline_tok_s'], round(verdict['tolerance'] * 100)))
+    if p['reference_tok_s'] is not None:
+        result['reference_tok_s'] = p['reference_tok_s']
+    if floor is not None or p['reference_tok_s'] is not None:
+        gate = sglang_bench.judge_gate(tok_s, p['tolerance'], reference_tok_s=p['reference_tok_s'],
+                                       reference_label=p['reference_label'], floor_tok_s=floor)
+        result['gate'] = gate
+        site = [check for check in gate['checks'] if check['against'] == 'site']
+        if site:
+            result['verdict'] = dict((key, value) for key, value in site[0].items() if key not in ('against', 'label'))
+        if not gate['passed']:
+            # The figures that failed, as the gate's message names them: below <figure> x (1 - tolerance).
+            below = ['the floor %.2f tok/s (%s %.2f tok/s - %d%%)' % (
+                check['floor_tok_s'], 'baseline' if check['against'] == 'site' else check['label'], check['baseline_tok_s'],
+                round(check['tolerance'] * 100)) for check in gate['checks'] if not check['passed']]
+            result['msg'] = 'THROUGHPUT GATE: %s is below %s' % (summary, ' and '.join(below))
             module.fail_json(**result)
-        summary += '; baseline %.2f tok/s, ratio %.3f' % (verdict['baseline_tok_s'], verdict['ratio'])
+        summary += '; ' + gate['summary']
     result['msg'] = summary
     module.exit_json(**result)
 

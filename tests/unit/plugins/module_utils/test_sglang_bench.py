@@ -148,3 +148,25 @@ def test_deeply_nested_result_line_is_refused_cleanly():
 def test_text_over_the_cap_is_refused(parser):
     with pytest.raises(sb.BenchError, match='MAX_INPUT_CHARS'):
         parser(' ' * (sb.MAX_INPUT_CHARS + 1))
+
+
+def test_gate_needs_a_figure_to_compare_with():
+    with pytest.raises(ValueError, match='nothing to compare with'):
+        sb.judge_gate(90.0, 0.05)
+    with pytest.raises(ValueError, match='nothing to compare with'):
+        sb.judge_gate(90.0, 0.05, floor_tok_s=0)
+
+
+def test_gate_checks_each_figure():
+    gate = sb.judge_gate(86.0, 0.05, reference_tok_s=92.0, reference_label='old', floor_tok_s=89.5)
+    assert [(c['against'], c['passed']) for c in gate['checks']] == [('reference', False), ('site', True)]
+    assert gate['passed'] is False
+    assert gate['summary'] == "old 92.00 tok/s (floor 87.40, ratio 0.935): FAILED; the site's figure 89.50 tok/s (floor 85.02, ratio 0.961): passed"
+
+
+def test_command_line_of_the_running_server():
+    argv = ['/opt/sglang/current/venv/bin/python', '-m', 'sglang.launch_server', '--tp-size', '8']
+    assert sb.command_line_matches('\0'.join(argv) + '\0', argv)
+    # Another profile (EAGLE-3 on the old stack) is no reference for the new stack's baseline.
+    assert not sb.command_line_matches('\0'.join(argv + ['--speculative-algorithm', 'EAGLE3']) + '\0', argv)
+    assert not sb.command_line_matches('', argv)

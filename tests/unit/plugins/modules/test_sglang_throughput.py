@@ -28,6 +28,9 @@ def bench(monkeypatch):
     state = {'calls': [], 'result': fixture('result_eagle3.jsonl'), 'reply': (0, fixture('stdout_two_cases.txt'), '')}
 
     def fake(self, cmd, environ_update=None, **kwargs):
+        if cmd[:2] == ['systemctl', 'show']:  # the service's main process (this test's own, for its cmdline)
+            state['systemctl'] = cmd
+            return 0, '%d\n' % os.getpid(), ''
         state['calls'].append((cmd, environ_update))
         state['kwargs'] = kwargs
         path = cmd[cmd.index('--result-filename') + 1]
@@ -76,6 +79,40 @@ def test_below_the_floor_fails_naming_both_figures(capsys, bench):
     assert result['verdict']['passed'] is False
 
 
+def test_reference_of_the_old_stack_and_the_site_floor_both_judged(capsys, bench):
+    # The recorded EAGLE-3 case decodes at 163.8 tok/s: above the site's 89.5, above an old stack at 160.
+    failed, result = run(capsys, baseline_tok_s=89.5, reference_tok_s=160.0, reference_label='stack a before the stop')
+    assert failed is False and result['reference_tok_s'] == 160.0
+    assert [c['against'] for c in result['gate']['checks']] == ['reference', 'site']
+    assert result['gate']['passed'] is True and result['verdict']['baseline_tok_s'] == 89.5
+    assert 'stack a before the stop 160.00 tok/s (floor 152.00, ratio 1.024): passed' in result['msg']
+
+
+def test_below_the_old_stack_fails_though_above_the_site_floor(capsys, bench):
+    # 163.8 tok/s passes the site's 89.5 but is 0.91 of what the old stack decoded right before the stop.
+    failed, result = run(capsys, baseline_tok_s=89.5, reference_tok_s=180.0, reference_label='stack a before the stop')
+    assert failed is True
+    assert 'is below the floor 171.00 tok/s (stack a before the stop 180.00 tok/s - 5%)' in result['msg']
+    assert 'baseline 89.50' not in result['msg']
+    assert result['gate']['passed'] is False and result['verdict']['passed'] is True
+
+
+def test_reference_alone_judges_without_a_site_figure(capsys, bench):
+    failed, result = run(capsys, baseline_tok_s=0, reference_tok_s=170.0)
+    assert failed is False and 'verdict' not in result
+    assert [c['against'] for c in result['gate']['checks']] == ['reference']
+
+
+def test_same_launch_reads_the_running_service(capsys, bench):
+    with open('/proc/%d/cmdline' % os.getpid()) as handle:
+        mine = [word for word in handle.read().split('\0') if word]
+    failed, result = run(capsys, service='sglang', launch_argv=mine)
+    assert failed is False and result['same_launch'] is True
+    assert bench['systemctl'] == ['systemctl', 'show', '-p', 'MainPID', '--value', 'sglang']
+    failed, result = run(capsys, service='sglang', launch_argv=mine + ['--speculative-algorithm', 'EAGLE3'])
+    assert failed is False and result['same_launch'] is False
+
+
 def test_failed_benchmark_reports_its_last_lines(capsys, bench):
     bench['result'] = ''
     bench['reply'] = (1, '', 'Traceback (most recent call last):\nrequests.exceptions.ConnectionError: refused\n')
@@ -105,7 +142,8 @@ def test_check_mode_runs_nothing(capsys, bench):
 
 @pytest.mark.parametrize('args, text', [
     ({'batch_size': 0}, 'batch_size must be at least 1'),
-    ({'baseline_tok_s': 0.0}, 'baseline must be above 0'),
+    ({'baseline_tok_s': -1.0}, 'baseline must be above 0'),
+    ({'reference_tok_s': 0.0}, 'baseline must be above 0'),
     ({'baseline_tok_s': 89.5, 'tolerance': 1.5}, 'tolerance must be within'),
     ({'python': '/nonexistent/python'}, 'does not exist or is not executable'),
 ])
