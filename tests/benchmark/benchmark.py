@@ -188,6 +188,17 @@ def bare_restart(name):
     return downtime(name, action)
 
 
+def host_measured(summaries, book):
+    """service_switch's own figures of the last run of ``book``, from its run summary: module_downtime (stop to the
+    gate's 200, the host's clock) and gate (the gate's first request to its 200)."""
+    try:
+        with open(os.path.join(summaries, '%s-latest.json' % book)) as handle:
+            switch = json.load(handle)['hosts'][0]['switch']
+        return {'module_downtime': switch['downtime_s'], 'gate': switch['gates']['health']['seconds']}
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        return {'summary': 'unreadable: %s' % exc}
+
+
 def median(values):
     return round(statistics.median(values), 2)
 
@@ -255,11 +266,15 @@ def main():
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
+    # The playbooks' run summaries in a directory of the benchmark's own: the host-measured downtime_s and health gate
+    # of service_switch (what the playbook saw), beside the poller's view.
+    summaries = os.path.join(OUT, 'summaries')
+    switch_vars = {'stack_declaration_name': 'bench-b', 'run_summary_dir': summaries}
     for dummy in range(0 if args.fleet_only else args.runs):
-        r['switch'].append(downtime(one, lambda: playbook(inv, switch, {'stack_declaration_name': 'bench-b'}, one)[0]))
-        r['parts_switch'].append(PARTS[-1])
-        r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, {'stack_declaration_name': 'bench-b'}, one)[0]))
-        r['parts_rollback'].append(PARTS[-1])
+        r['switch'].append(downtime(one, lambda: playbook(inv, switch, switch_vars, one)[0]))
+        r['parts_switch'].append(dict(PARTS[-1], **host_measured(summaries, 'switch')))
+        r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, switch_vars, one)[0]))
+        r['parts_rollback'].append(dict(PARTS[-1], **host_measured(summaries, 'rollback')))
         r['restart'].append(bare_restart(one))
         r['parts_restart'].append(PARTS[-1])
         save()
@@ -308,6 +323,10 @@ def main():
             rows.append(('%s: where the outage went (host journal, s)' % kind, '',
                          ', '.join('%s %.2f' % (k, statistics.median(p[k] for p in parts)) for k in ('stop', 'gap', 'boot', 'ready'))
                          + ' (medians of %d)' % len(parts)))
+        measured = [p for p in r['parts_' + kind] if 'module_downtime' in p]
+        if measured:
+            rows.append(('%s: service_switch downtime_s (host clock, s)' % kind, median([p['module_downtime'] for p in measured]),
+                         'samples %s; health gate %s s' % ([p['module_downtime'] for p in measured], [p['gate'] for p in measured])))
     if r['verify_1']:
         rows += [('verify playbook, 1 host (s)', median(r['verify_1']), ''),
                  ('verify playbook, %d hosts (s)' % args.hosts, median(r['verify_n']),
