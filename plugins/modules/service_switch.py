@@ -187,7 +187,7 @@ health:
 timings:
   description:
     - Seconds of each phase, by the host's monotonic clock; V(null) for a phase that did not run. C(stop_s), C(flip_s),
-      C(start_s) (the C(systemctl) call: for a C(Type=simple) unit, until the server's process was started) and
+      C(start_s) (the C(systemctl) call, which for a C(Type=simple) unit returns once the server's process started) and
       C(gate_s) (first request to the 200) make the outage; C(compile_s) (RV(bytecode)) comes before it.
   returned: always
   type: dict
