@@ -106,8 +106,8 @@ def fetch_http(url, timeout):
 
     The health gate asks the local server every interval during the outage: a request must cost next to nothing.
     ansible's open_url builds an SSL context (the CA bundle read again) for every request, even a plain http one:
-    about 20 ms of CPU each on an idle test host, 0.6-0.9 s each on a loaded one (docs/performance.md), taken from
-    the server that is starting. No proxy either: the gate asks this host's server, not what a proxy would answer.
+    20-22 ms of CPU each on the test host (docs/performance.md; this takes 0.2 ms), taken from the server that is
+    starting, and longer in wall time the busier the host. No proxy either: the gate asks this host's server, not what a proxy would answer.
     A redirect is not followed (its status is not 200).
     """
     parts = urlsplit(url)
