@@ -320,9 +320,8 @@ def main():
     for kind in ('restart', 'switch', 'rollback') if r['parts_restart'] else ():
         parts = [p for p in r['parts_' + kind] if 'stop' in p]
         if parts:
-            rows.append(('%s: where the outage went (host journal, s)' % kind, '',
-                         ', '.join('%s %.2f' % (k, statistics.median(p[k] for p in parts)) for k in ('stop', 'gap', 'boot', 'ready'))
-                         + ' (medians of %d)' % len(parts)))
+            split = ', '.join('%s %.2f' % (k, statistics.median(p[k] for p in parts)) for k in ('stop', 'gap', 'boot', 'ready'))
+            rows.append(('%s: where the outage went (host journal, s)' % kind, '', '%s (medians of %d)' % (split, len(parts))))
         measured = [p for p in r['parts_' + kind] if 'module_downtime' in p]
         if measured:
             rows.append(('%s: service_switch downtime_s (host clock, s)' % kind, median([p['module_downtime'] for p in measured]),
