@@ -147,7 +147,37 @@ def downtime(name, action):
         status = subprocess.run(['docker', 'exec', name, 'systemctl', 'status', '--no-pager', 'sglang'], capture_output=True, text=True, check=False)
         raise SystemExit('no outage and recovery seen by the poller: %s; poller stderr: %s; %s'
                          % (events(), poller.stderr.read()[-2000:], status.stdout[-2000:]))
+    PARTS.append(outage_parts(name, down, up))
     return up - down, wall
+
+
+PARTS = []
+UNIT_EVENT = re.compile(r'^(\d+\.\d+) \S+ (?:systemd\[1\]: (Stopping|Stopped|Started) sglang\.service|python\[\d+\]: .*(serving on) )')
+
+
+def outage_parts(name, down, up):
+    """Where one outage's time went, from the host's journal (realtime, the clock the poller prints): stop (systemd's
+    stop job: Stopping -> Stopped), gap (Stopped -> Started: what runs between the two jobs, for a switch the flip and
+    the module's second systemctl call), boot (Started -> the server's 'serving on': interpreter, imports, start-up
+    checks), ready (-> the poller's first 200: the server's loading, STANDIN_LOAD_SECONDS, and the poll's 50 ms)."""
+    out = subprocess.run(['docker', 'exec', name, 'journalctl', '--unit', 'sglang', '--output', 'short-unix', '--no-pager',
+                          '--since', '@%d' % int(down - 5), '--until', '@%d' % int(up + 2)],
+                         capture_output=True, text=True, check=False).stdout
+    seen = {}
+    for line in out.splitlines():
+        match = UNIT_EVENT.match(line)
+        if not match:
+            continue
+        when, what = float(match.group(1)), match.group(2) or match.group(3)
+        # The first of each after the outage began (the Stopping just before the poller's first non-200 counts).
+        if when >= down - 2 and what not in seen and when <= up:
+            if what == 'Stopping' or 'Stopping' in seen:
+                seen[what] = when
+    if not all(k in seen for k in ('Stopping', 'Stopped', 'Started', 'serving on')):
+        return {'journal': 'incomplete: %s' % sorted(seen)}
+    return {'stop': round(seen['Stopped'] - seen['Stopping'], 3), 'gap': round(seen['Started'] - seen['Stopped'], 3),
+            'boot': round(seen['serving on'] - seen['Started'], 3), 'ready': round(up - seen['serving on'], 3),
+            'before_stop': round(seen['Stopping'] - down, 3)}
 
 
 def bare_restart(name):
@@ -156,6 +186,17 @@ def bare_restart(name):
         sh(['docker', 'exec', name, 'systemctl', 'restart', 'sglang'])
         return time.monotonic() - start
     return downtime(name, action)
+
+
+def host_measured(summaries, book):
+    """service_switch's own figures of the last run of ``book``, from its run summary: module_downtime (stop to the
+    gate's 200, the host's clock) and gate (the gate's first request to its 200)."""
+    try:
+        with open(os.path.join(summaries, '%s-latest.json' % book)) as handle:
+            switch = json.load(handle)['hosts'][0]['switch']
+        return {'module_downtime': switch['downtime_s'], 'gate': switch['gates']['health']['seconds']}
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        return {'summary': 'unreadable: %s' % exc}
 
 
 def median(values):
@@ -184,7 +225,8 @@ def main():
     one = host(1)
     upgrade = os.path.join(ROOT, 'playbooks', 'upgrade.yml')
     r = {'runs': args.runs, 'hosts': args.hosts, 'first': [], 'noop': [], 'noop_changed': [], 'noop_no_pipelining': [],
-         'switch': [], 'rollback': [], 'restart': [], 'verify_1': [], 'verify_n': []}
+         'switch': [], 'rollback': [], 'restart': [], 'verify_1': [], 'verify_n': [],
+         'parts_switch': [], 'parts_rollback': [], 'parts_restart': []}
 
     def save():
         with open(os.path.join(OUT, 'results%s.json' % args.label), 'w') as handle:
@@ -224,10 +266,17 @@ def main():
         playbook(inv, upgrade, {'stack_declaration_name': 'bench-b', 'sglang_upgrade_switch': False}, one)
     switch = os.path.join(ROOT, 'playbooks', 'switch.yml')
     rollback = os.path.join(ROOT, 'playbooks', 'rollback.yml')
+    # The playbooks' run summaries in a directory of the benchmark's own: the host-measured downtime_s and health gate
+    # of service_switch (what the playbook saw), beside the poller's view.
+    summaries = os.path.join(OUT, 'summaries')
+    switch_vars = {'stack_declaration_name': 'bench-b', 'run_summary_dir': summaries}
     for dummy in range(0 if args.fleet_only else args.runs):
-        r['switch'].append(downtime(one, lambda: playbook(inv, switch, {'stack_declaration_name': 'bench-b'}, one)[0]))
-        r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, {'stack_declaration_name': 'bench-b'}, one)[0]))
+        r['switch'].append(downtime(one, lambda: playbook(inv, switch, switch_vars, one)[0]))
+        r['parts_switch'].append(dict(PARTS[-1], **host_measured(summaries, 'switch')))
+        r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, switch_vars, one)[0]))
+        r['parts_rollback'].append(dict(PARTS[-1], **host_measured(summaries, 'rollback')))
         r['restart'].append(bare_restart(one))
+        r['parts_restart'].append(PARTS[-1])
         save()
 
     if not args.skip_fleet and args.fleet_clones:
@@ -253,7 +302,7 @@ def main():
     save()
     down = dict((k, [d for d, dummy in r[k]]) for k in ('switch', 'rollback', 'restart'))
     walls = dict((k, [w for dummy, w in r[k]]) for k in ('switch', 'rollback', 'restart'))
-    rows = [] if args.switch_only or args.fleet_only else [
+    rows = [] if not r['first'] else [
         ('first converge, 1 host (s)', median(r['first']), ''),
         ('second run, no-op (s)', median(r['noop']), 'changed: %s' % r['noop_changed']),
         ('second run, pipelining off (s)', median(r['noop_no_pipelining']),
@@ -268,6 +317,15 @@ def main():
          'vs bare restart = %.2f (%+.2f s); playbook wall %.1f s' % (median(down['rollback']) / median(down['restart']),
                                                                      median(down['rollback']) - median(down['restart']), median(walls['rollback']))),
     ]
+    for kind in ('restart', 'switch', 'rollback') if r['parts_restart'] else ():
+        parts = [p for p in r['parts_' + kind] if 'stop' in p]
+        if parts:
+            split = ', '.join('%s %.2f' % (k, statistics.median(p[k] for p in parts)) for k in ('stop', 'gap', 'boot', 'ready'))
+            rows.append(('%s: where the outage went (host journal, s)' % kind, '', '%s (medians of %d)' % (split, len(parts))))
+        measured = [p for p in r['parts_' + kind] if 'module_downtime' in p]
+        if measured:
+            rows.append(('%s: service_switch downtime_s (host clock, s)' % kind, median([p['module_downtime'] for p in measured]),
+                         'samples %s; health gate %s s' % ([p['module_downtime'] for p in measured], [p['gate'] for p in measured])))
     if r['verify_1']:
         rows += [('verify playbook, 1 host (s)', median(r['verify_1']), ''),
                  ('verify playbook, %d hosts (s)' % args.hosts, median(r['verify_n']),

@@ -7,8 +7,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import socket
+import subprocess
+import sys
+import threading
+
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
@@ -19,8 +26,10 @@ class FakeOps(object):
     """A host: systemctl calls recorded, the links read at each call, a clock that advances by what is slept
     and by each request's cost, health answers scripted per request."""
 
-    def __init__(self, root, answers=(), active=True, request_cost=0.01, fail=None):
+    def __init__(self, root, answers=(), active=True, request_cost=0.01, fail=None, command_answer=None):
         self.root = root
+        self.command_answer = command_answer or (0, '{"checked": 40, "compiled": 2, "errors": [], "error_count": 0}\n', '')
+        self.commands = []
         self.calls = []
         self.answers = list(answers)
         self.active = active
@@ -39,6 +48,13 @@ class FakeOps(object):
         self.clock += 0.05
         self.active = args[0] != 'stop'
         return 0, '', ''
+
+    def command(self, argv):
+        link = os.readlink(os.path.join(self.root, 'current')) if os.path.islink(os.path.join(self.root, 'current')) else ''
+        self.calls.append(('command', os.path.basename(link)))
+        self.commands.append(argv)
+        self.clock += 0.5
+        return self.command_answer
 
     def fetch(self, url, timeout):
         self.requests.append((round(self.clock, 3), timeout))
@@ -100,6 +116,8 @@ def test_switch_order_links_journal_and_downtime(root):
     assert [at for at, _timeout in ops.requests] == [100.1, 100.31, 100.52]
     # From the stop (100.0) to the 200 (100.53): stop, flip, start and the gate, nothing else.
     assert result['downtime_s'] == pytest.approx(0.53)
+    assert result['timings'] == {'compile_s': None, 'stop_s': 0.05, 'flip_s': 0.0, 'start_s': 0.05, 'gate_s': 0.43}
+    assert result['bytecode'] is None
     assert not any(n.startswith('current.switch') for n in os.listdir(str(root)))
 
 
@@ -216,3 +234,120 @@ def test_failed_step_carries_what_served_before(root):
     with pytest.raises(service_switch.SwitchError) as exc:
         service_switch.run(ops, str(root), str(root / 'stacks' / 'b'), service='sglang')
     assert exc.value.result['from'] == str(root / 'stacks' / 'a') and exc.value.result['outage_started'] == 100.0
+
+
+def test_bytecode_compiled_before_anything_stops(root):
+    ops = FakeOps(str(root))
+    target = str(root / 'stacks' / 'b')
+    result = service_switch.run(ops, str(root), target, service='sglang', health_url='http://h/health_generate',
+                                compile_python=target + '/venv/bin/python')
+    # While a still serves: the compile is not part of the outage (which starts at the stop, 100.5).
+    assert ops.calls == [('is-active', 'a'), ('command', 'a'), ('stop', 'a'), ('start', 'b')]
+    assert ops.commands[0][:2] == [target + '/venv/bin/python', '-c'] and ops.commands[0][3:] == [target]
+    assert result['bytecode'] == {'python': target + '/venv/bin/python', 'ok': True, 'checked': 40, 'compiled': 2, 'errors': [],
+                                  'error_count': 0, 'seconds': 0.5}
+    assert result['timings']['compile_s'] == 0.5 and result['outage_started'] == 100.5
+    assert result['downtime_s'] == pytest.approx(0.11)
+
+
+def test_bytecode_not_compiled_without_a_start_or_in_check_mode(root):
+    target_a = str(root / 'stacks' / 'a')
+    ops = FakeOps(str(root), active=True)
+    result = service_switch.run(ops, str(root), target_a, service='sglang', compile_python=target_a + '/venv/bin/python')
+    assert ops.commands == [] and result['bytecode'] is None and result['timings']['compile_s'] is None
+    ops = FakeOps(str(root))
+    target_b = str(root / 'stacks' / 'b')
+    service_switch.run(ops, str(root), target_b, service='sglang', compile_python=target_b + '/venv/bin/python', check_mode=True)
+    assert ops.commands == []
+
+
+def test_bytecode_failure_is_reported_not_raised(root):
+    ops = FakeOps(str(root), command_answer=(127, '', 'exec: /s/b/venv/bin/python: not found\n'))
+    target = str(root / 'stacks' / 'b')
+    result = service_switch.run(ops, str(root), target, service='sglang', compile_python='/s/b/venv/bin/python')
+    assert result['bytecode']['ok'] is False and result['bytecode']['compiled'] == 0
+    assert result['bytecode']['errors'] == ['/s/b/venv/bin/python exited 127: exec: /s/b/venv/bin/python: not found']
+    # The switch itself went on: the start on a stack that cannot run is the health gate's to find.
+    assert ops.calls[-2:] == [('stop', 'a'), ('start', 'b')]
+
+
+def _compile(target, env_path):
+    env = dict(os.environ, PYTHONPATH=env_path)
+    env.pop('PYTHONDONTWRITEBYTECODE', None)
+    out = subprocess.run([sys.executable, '-c', service_switch.COMPILE_PROGRAM, target], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_compile_program_compiles_missing_and_stale_bytecode_only(tmp_path):
+    """The program run by a real interpreter on a stack-like tree: what the import system would compile, nothing else."""
+    target = tmp_path / 'stacks' / 'b'
+    site = target / 'venv' / 'lib' / 'site-packages'
+    (site / 'pkg').mkdir(parents=True)
+    (site / 'pkg' / '__init__.py').write_text('X = 1\n')
+    (site / 'pkg' / 'patched.py').write_text('Y = 2\n')
+    (site / 'pkg' / 'broken.py').write_text('def (:\n')
+    # The patch series' originals: hidden, never compiled.
+    (site / '.gpuops-patches' / 'orig').mkdir(parents=True)
+    (site / '.gpuops-patches' / 'orig' / 'patched.py').write_text('Y = 1\n')
+    # A path outside the target on sys.path is not the target's to compile.
+    (tmp_path / 'other').mkdir()
+    (tmp_path / 'other' / 'elsewhere.py').write_text('Z = 3\n')
+    first = _compile(str(target), os.pathsep.join([str(site), str(tmp_path / 'other')]))
+    assert first['checked'] == 3 and first['compiled'] == 2 and first['error_count'] == 1
+    assert first['errors'][0].startswith(str(site / 'pkg' / 'broken.py') + ': ')
+    assert os.path.exists(importlib.util.cache_from_source(str(site / 'pkg' / 'patched.py')))
+    assert not os.path.exists(importlib.util.cache_from_source(str(site / '.gpuops-patches' / 'orig' / 'patched.py')))
+    assert not os.path.exists(importlib.util.cache_from_source(str(tmp_path / 'other' / 'elsewhere.py')))
+    # Fresh bytecode is left alone; a patched source (new size and mtime) makes it stale and it is compiled again.
+    assert _compile(str(target), str(site))['compiled'] == 0
+    (site / 'pkg' / 'patched.py').write_text('Y = 22  # patched\n')
+    os.utime(str(site / 'pkg' / 'patched.py'), (1, 1))
+    again = _compile(str(target), str(site))
+    assert again['compiled'] == 1 and again['error_count'] == 1
+    # What it wrote is what the import system accepts: the same header an import would write.
+    cache = importlib.util.cache_from_source(str(site / 'pkg' / 'patched.py'))
+    with open(cache, 'rb') as handle:
+        head = handle.read(16)
+    assert head[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(head[8:12], 'little') == 1
+    assert int.from_bytes(head[12:16], 'little') == len('Y = 22  # patched\n')
+
+
+@pytest.fixture
+def http_server():
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the http.server name)
+            code = {'/health_generate': 200, '/loading': 503, '/moved': 302}.get(self.path.split('?')[0], 404)
+            self.send_response(code)
+            if code == 302:
+                self.send_header('Location', '/health_generate')
+            self.send_header('Content-Length', '2')
+            self.end_headers()
+            self.wfile.write(b'{}')
+
+        def log_message(self, *args):
+            pass
+
+    httpd = HTTPServer(('127.0.0.1', 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield 'http://127.0.0.1:%d' % httpd.server_port
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_fetch_http_status_reason_and_no_redirect(http_server):
+    assert service_switch.fetch_http(http_server + '/health_generate', 5) == (200, None)
+    assert service_switch.fetch_http(http_server + '/health_generate?x=1', 5) == (200, None)
+    assert service_switch.fetch_http(http_server + '/loading', 5) == (503, 'Service Unavailable')
+    # A redirect is an answer other than 200, not followed.
+    assert service_switch.fetch_http(http_server + '/moved', 5) == (302, 'Found')
+
+
+def test_fetch_http_connection_refused():
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    status, error = service_switch.fetch_http('http://127.0.0.1:%d/health_generate' % port, 2)
+    assert status == 0 and 'refused' in error.lower()
