@@ -155,7 +155,7 @@ def command_line_matches(running_cmdline, argv):
     another profile (speculative decoding, an optimisation's flags, another model), and a throughput measured on it is
     no reference for the new stack's.
     """
-    words = [word for word in str(running_cmdline or '').split('\0')]
+    words = str(running_cmdline or '').split('\0')
     if words and words[-1] == '':
         words = words[:-1]
     return bool(words) and words == [str(word) for word in argv]

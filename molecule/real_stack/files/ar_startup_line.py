@@ -59,7 +59,7 @@ def main():
     procs = [ctx.Process(target=worker, args=(rank, world_size, port, queue)) for rank in range(world_size)]
     for proc in procs:
         proc.start()
-    results = [queue.get(timeout=int(os.environ.get('AR_LINE_TIMEOUT', '240'))) for _ in procs]
+    results = [queue.get(timeout=int(os.environ.get('AR_LINE_TIMEOUT', '240'))) for _proc in procs]
     for proc in procs:
         proc.join(timeout=30)
     for result in sorted(results, key=lambda r: r['rank']):
