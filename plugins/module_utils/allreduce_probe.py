@@ -299,24 +299,30 @@ def _size_label(size):
 
 
 def sweep_table(entries, best_name=None):
-    """A Markdown table of the sweep: median / p99 per size, the verify-pass estimate, the pick marked."""
+    """A Markdown table of the sweep: median / p99 per size, the verify-pass estimate, the pick marked.
+
+    One column per message size any setting measured; with none measured (every setting failed) the table has no size
+    column, so every row keeps the header's column count.
+    """
     sizes = sorted(set(r['bytes'] for e in entries for r in e['results']))
-    header = ' | '.join(_size_label(s) + ' median / p99 (us)' for s in sizes)
-    lines = ['| setting | env | %s | verify pass (us) |' % header,
-             '|---|---|' + '---|' * len(sizes) + '---|']
+
+    def row(cells):
+        return '| %s |' % ' | '.join(cells)
+
+    lines = [row(['setting', 'env'] + [_size_label(s) + ' median / p99 (us)' for s in sizes] + ['verify pass (us)']),
+             row(['---'] * (len(sizes) + 3))]
     for entry in entries:
         env = ' '.join('%s=%s' % kv for kv in sorted(entry['env'].items())) or '-'
         name = entry['name'] + (' **(picked)**' if entry['name'] == best_name else '')
         if not entry['ok']:
-            dashes = ' | '.join(['-'] * len(sizes))
-            lines.append('| %s | %s | %s | failed: %s |' % (name, env, dashes, str(entry['error']).replace('|', '/')))
+            lines.append(row([name, env] + ['-'] * len(sizes) + ['failed: %s' % str(entry['error']).replace('|', '/')]))
             continue
         cells = []
         for size in sizes:
-            row = [r for r in entry['results'] if r['bytes'] == size]
-            cells.append('%.2f / %.2f' % (row[0]['median_us'], row[0]['p99_us']) if row else '-')
+            measured = [r for r in entry['results'] if r['bytes'] == size]
+            cells.append('%.2f / %.2f' % (measured[0]['median_us'], measured[0]['p99_us']) if measured else '-')
         total = entry['verify_pass']['total_us'] if entry['verify_pass'] else None
-        lines.append('| %s | %s | %s | %s |' % (name, env, ' | '.join(cells), '%.0f' % total if total else '-'))
+        lines.append(row([name, env] + cells + ['%.0f' % total if total else '-']))
     return lines
 
 

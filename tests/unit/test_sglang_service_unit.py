@@ -33,8 +33,12 @@ pytestmark = needs_playbook
 
 
 def _defaults():
-    with open(os.path.join(ROLE, 'defaults', 'main.yml')) as handle:
-        return yaml.safe_load(handle)
+    # The role's defaults and those of stack_layout, its dependency (sglang_service_root reads stack_layout_root).
+    values = {}
+    for role in ('stack_layout', os.path.basename(ROLE)):
+        with open(os.path.join(os.path.dirname(ROLE), role, 'defaults', 'main.yml')) as handle:
+            values.update(yaml.safe_load(handle))
+    return values
 
 
 def _play(tmp_path, tasks, play_vars):

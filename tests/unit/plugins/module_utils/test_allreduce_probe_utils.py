@@ -241,6 +241,16 @@ def test_recorded_nccl_sweep_reports_the_failed_setting():
     assert '| algo_tree | NCCL_ALGO=Tree | - | - | - | - | - | failed: probe failed (worker_failed)' in table[4]
 
 
+def test_sweep_table_of_failed_settings_only_keeps_its_columns():
+    # The qualification's sweep on a host whose stack cannot run the probe: every setting failed, no size measured.
+    entries = [{'name': name, 'env': {'NCCL_P2P_LEVEL': 'SYS'}, 'ok': False, 'error': 'probe failed (no_torch)',
+                'results': [], 'verify_pass': None} for name in ('default', 'nccl-tree')]
+    table = ap.sweep_table(entries)
+    assert table[:2] == ['| setting | env | verify pass (us) |', '| --- | --- | --- |']
+    assert table[2] == '| default | NCCL_P2P_LEVEL=SYS | failed: probe failed (no_torch) |'
+    assert all(line.count('|') == 4 for line in table)
+
+
 def test_choose_best_edge_cases():
     def entry(name, total, at_1mb=None, ok=True):
         results = [{'bytes': 16384, 'median_us': total / 122.0, 'p99_us': 1.0}]
