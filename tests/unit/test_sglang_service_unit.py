@@ -156,40 +156,32 @@ def _task(path, name):
         return [t for t in yaml.safe_load(handle) if t['name'] == name][0]
 
 
-# (case, play vars, the refusal's start or None)
+# (tasks file, task, case, play vars, the refusal's start or None)
 GATE_CASES = [
-    ('gate on, baseline profile', {'sglang_service_throughput_gate': True}, None),
-    ('gate off, EAGLE-3', {'sglang_service_speculative_algorithm': 'EAGLE3'}, None),
-    ('gate on, EAGLE-3', {'sglang_service_throughput_gate': True, 'sglang_service_speculative_algorithm': 'EAGLE3'},
+    ('validate.yml', 'Check the throughput gate measures the baseline profile', 'gate on, baseline profile',
+     {'sglang_service_throughput_gate': True}, None),
+    ('validate.yml', 'Check the throughput gate measures the baseline profile', 'gate off, EAGLE-3',
+     {'sglang_service_speculative_algorithm': 'EAGLE3'}, None),
+    ('validate.yml', 'Check the throughput gate measures the baseline profile', 'gate on, EAGLE-3',
+     {'sglang_service_throughput_gate': True, 'sglang_service_speculative_algorithm': 'EAGLE3'},
      'THROUGHPUT GATE: the gate measures the baseline profile (no speculative decoding)'),
+    ('throughput.yml', 'Refuse a throughput gate with nothing to compare with', 'site figure only',
+     {'sglang_service_throughput_gate': True, 'sglang_service_baseline_tok_s': 89.5}, None),
+    ('throughput.yml', 'Refuse a throughput gate with nothing to compare with', 'old stack only',
+     {'sglang_service_throughput_gate': True, 'sglang_service_throughput_reference_tok_s': 90.1}, None),
+    ('throughput.yml', 'Refuse a throughput gate with nothing to compare with', 'neither',
+     {'sglang_service_throughput_gate': True}, 'THROUGHPUT GATE: nothing to compare with on localhost'),
+    ('throughput.yml', 'Refuse a throughput gate with nothing to compare with', 'neither, gate off', {}, None),
 ]
 
 
-def test_the_throughput_gate_refuses_speculative_decoding(tmp_path):
-    task = _task('validate.yml', 'Check the throughput gate measures the baseline profile')
-    cases = [dict(task, name='case %d' % i, vars=v, ignore_errors=True) for i, (_n, v, _e) in enumerate(GATE_CASES)]
+def test_the_throughput_gate_refusals(tmp_path):
+    """The gate with speculative decoding configured, and a gate with neither the old stack's figure nor the site's."""
+    cases = [dict(_task(path, task), name='case %d' % i, vars=v, ignore_errors=True)
+             for i, (path, task, _n, v, _e) in enumerate(GATE_CASES)]
     results = _play(tmp_path, cases, {})
-    for index, (name, _vars, expected) in enumerate(GATE_CASES):
+    for index, (_path, _task_name, name, _vars, expected) in enumerate(GATE_CASES):
         result = results['case %d' % index]
         assert bool(result.get('failed')) == (expected is not None), (name, result)
         if expected:
-            assert result['msg'].startswith(expected) and 'qualify.yml' in result['msg'], result['msg']
-
-
-REFERENCE_CASES = [
-    ('site figure only', {'sglang_service_throughput_gate': True, 'sglang_service_baseline_tok_s': 89.5}, False),
-    ('old stack only', {'sglang_service_throughput_gate': True, 'sglang_service_throughput_reference_tok_s': 90.1}, False),
-    ('neither', {'sglang_service_throughput_gate': True}, True),
-    ('neither, gate off', {}, False),
-]
-
-
-def test_the_throughput_gate_refuses_nothing_to_compare_with(tmp_path):
-    task = _task('throughput.yml', 'Refuse a throughput gate with nothing to compare with')
-    cases = [dict(task, name='case %d' % i, vars=v, ignore_errors=True) for i, (_n, v, _f) in enumerate(REFERENCE_CASES)]
-    results = _play(tmp_path, cases, {})
-    for index, (name, _vars, fails) in enumerate(REFERENCE_CASES):
-        result = results['case %d' % index]
-        assert bool(result.get('failed')) == fails, (name, result)
-        if fails:
-            assert result['msg'].startswith('THROUGHPUT GATE: nothing to compare with on localhost'), result['msg']
+            assert result['msg'].startswith(expected), (name, result['msg'])
