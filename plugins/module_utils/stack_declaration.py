@@ -676,7 +676,7 @@ def plain_copy(value):
     """A deep copy of ``value`` made of plain dicts and lists (any mapping or sequence but a string is copied)."""
     if isinstance(value, Mapping):
         return dict((key, plain_copy(item)) for key, item in value.items())
-    if isinstance(value, (list, tuple)) or (isinstance(value, Sequence) and not isinstance(value, (str, bytes))):
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return [plain_copy(item) for item in value]
     return value
 
@@ -703,7 +703,7 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
         problems += _download_cap_problems(declaration, download_max_mb)
     if problems:
         raise StackDeclarationError(problems)
-    resolved = plain_copy(declaration)
+    resolved = declaration  # already this call's own copy (above)
     mirror = str(mirror_url).rstrip('/') if mirror_url else None
 
     def base(upstream_name):
