@@ -49,6 +49,12 @@ options:
         package as C(max_bytes) (its declared C(size) when given).
     type: int
     default: 4096
+  lock:
+    description:
+      - The stack lock (the parsed lock file of M(gpuops.sglang_stack.stack_lock)). It must have been made from this
+        declaration, else it is refused with every difference named. The result then carries it as C(lock) and its
+        C(id) is the lock's content digest.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -63,7 +69,9 @@ _value:
   type: dict
   contains:
     id:
-      description: Stack id, the declaration name plus the first 12 hex digits of its content digest.
+      description:
+        - Stack id, the declaration name plus the first 12 hex digits of its content digest (of the lock's, when O(lock) is
+          given).
       type: str
     packages:
       description: Every package in install order, with C(url) or C(index_url), C(pip_requirement), C(layer) and C(order).
@@ -87,10 +95,11 @@ from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_declarat
     DEFAULT_DOWNLOAD_MAX_MB, StackDeclarationError, resolve)
 
 
-def stack_resolve(declaration, mirror_url='', allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB):
+def stack_resolve(declaration, mirror_url='', allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB,
+                  lock=None):
     try:
         return resolve(declaration, mirror_url=mirror_url or None, allow_insecure_http=boolean(allow_insecure_http, strict=True),
-                       insecure_http_reason=insecure_http_reason or '', download_max_mb=download_max_mb)
+                       insecure_http_reason=insecure_http_reason or '', download_max_mb=download_max_mb, lock=lock or None)
     except TypeError as exc:
         raise AnsibleFilterError('allow_insecure_http: %s' % exc)
     except StackDeclarationError as exc:

@@ -41,6 +41,7 @@ import re
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom import normalize_name
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.arch_policy import POLICY_KEYS, glob_problem
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.apt_sources import normalize_fingerprint
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_lock
 
 LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
 FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
@@ -521,6 +522,9 @@ def _python_tag_problems(python, packages):
     have = (int(match.group(1)), int(match.group(2)))
     if python.get('tag') != 'cp%d%d' % have:
         problems.append('python.tag "%s" does not match python.version %s (expected cp%d%d)' % (python.get('tag'), version, have[0], have[1]))
+    if python.get('platform') not in (None, '') and not re.match(r'^x86_64-manylinux_2_[0-9]+$', str(python['platform'])):
+        problems.append('python.platform "%s" must be x86_64-manylinux_2_N (the oldest glibc of the fleet, e.g. x86_64-manylinux_2_28): '
+                        'the stack lock is resolved for it' % python['platform'])
     for name, pkg in packages.items():
         filename = str(pkg.get('filename') or pkg.get('file_path') or '').rsplit('/', 1)[-1].replace('%2B', '+')
         parts = filename[:-len('.whl')].split('-') if filename.endswith('.whl') else []
@@ -681,7 +685,8 @@ def plain_copy(value):
     return value
 
 
-def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB):
+def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_http_reason='', download_max_mb=DEFAULT_DOWNLOAD_MAX_MB,
+            lock=None):
     """Validate and return the resolved declaration every role reads.
 
     Adds: ``id`` (name plus a digest of the content), ``cuda_tag``, per package ``index_url`` or
@@ -690,7 +695,12 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
     estimates and the toolkit's); ``cuda.apt_repo_base_url``; ``insecure_http`` (``allowed``, ``reason``: the one
     switch every role reads before it lets pip or apt use a plain-HTTP URL, see transport_problems);
     ``download_max_bytes`` (the cap of any file a download writes) and per package ``max_bytes`` (its declared ``size``
-    when given, which a fetched wheel must match before it is hashed, else that cap).
+    when given, which a fetched wheel must match before it is hashed, else that cap); ``requirements_index_url`` (the
+    index of the layers' requirements).
+
+    With ``lock`` (a stack lock, module_utils/stack_lock): the lock must be one of this declaration (lock_problems,
+    each difference named); the result then carries it as ``lock``, and the stack id is the lock's content digest
+    (``id``; ``lock_digest``), so any change of any locked distribution is a new stack.
     """
     # A copy of plain dicts and lists first: ansible-core 2.19 hands a filter lazy containers whose every access
     # (and whose deepcopy) goes through the templating engine again; copying those took 2 s of the test bed's
@@ -754,4 +764,14 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
     # What no resolver may change once a layer is in: every declared package at its declared version.
     resolved['constraints'] = [pkg['pip_requirement'] for pkg in flat]
     resolved['disk_mb'] = disk_mb
+    resolved['requirements_index_url'] = stack_lock.requirements_index_url(resolved)
+    resolved['lock'] = None
+    if lock is not None:
+        lock = plain_copy(lock)
+        problems = stack_lock.lock_problems(lock, resolved)
+        if problems:
+            raise StackDeclarationError(['STACK LOCK refused: %s' % problem for problem in problems])
+        resolved['lock'] = lock
+        resolved['lock_digest'] = stack_lock.lock_digest(lock)
+        resolved['id'] = stack_lock.stack_id(resolved.get('name'), lock)
     return resolved

@@ -1,0 +1,225 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: stack_wheels
+short_description: Fetch, check and install one layer of a locked stack - exactly the locked files, nothing resolved
+version_added: 1.0.0
+description:
+  - Takes the distributions the stack lock (M(gpuops.sglang_stack.stack_lock)) puts in one layer and makes O(wheelhouse)
+    hold each locked file with its locked sha256 - fetched from its locked URL when missing and O(source=url), else it
+    must already be there (O(source=wheelhouse), the controller copied it). A download is hashed while it streams and
+    kept only when it matches; a file already there is hashed again.
+  - Every file of the layer is checked before anything is installed. A mismatch fails naming the file, the lock's
+    sha256 and the one found; nothing is installed and the serving stack is untouched.
+  - Then, when O(venv) is given, installs the distributions the virtualenv does not hold at the locked version with
+    pip C(--no-deps --no-index --require-hashes) from those files: pip never resolves and never reaches an index.
+  - Without O(venv) it only fills the wheelhouse (the controller's download-once mode).
+author:
+  - gpuops.sglang_stack maintainers (@gpuops)
+extends_documentation_fragment:
+  - gpuops.sglang_stack.attributes
+attributes:
+  check_mode:
+    details: Fetches and installs nothing; checks the files already in O(wheelhouse) and reports what it would fetch and install.
+options:
+  distributions:
+    description:
+      - The locked distributions of the layer, each with C(name), C(version), C(filename), C(url), C(sha256) and
+        optionally C(size) (the lock's layer entry).
+    type: list
+    elements: dict
+    required: true
+  wheelhouse:
+    description: Directory that holds the checked files (created when missing).
+    type: path
+    required: true
+  source:
+    description: Fetch missing files from their locked URLs (V(url)), or require them in O(wheelhouse) (V(wheelhouse)).
+    type: str
+    choices: [url, wheelhouse]
+    default: url
+  venv:
+    description: The stack's virtualenv to install into; omitted, nothing is installed.
+    type: path
+  layer:
+    description: The layer's name, for the messages.
+    type: str
+    default: ''
+  max_bytes:
+    description: The largest file a download may write when the lock gives no size.
+    type: int
+    default: 4294967296
+  timeout:
+    description: Seconds for each HTTP request.
+    type: int
+    default: 600
+  workers:
+    description: Downloads run at once.
+    type: int
+    default: 4
+  url_map:
+    description:
+      - Rewrites of the locked URLs to what this machine reaches, each C(from) (a URL prefix) and C(to), applied in order
+        (the controller's C(fleet_wheelhouse_url_map)).
+    type: list
+    elements: dict
+    default: []
+  allow_insecure_http:
+    description:
+      - Fetch from plain C(http://) URLs (the resolved declaration's C(insecure_http.allowed)); without it such a URL is
+        refused before anything is fetched.
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Install the packages of layer torch
+  gpuops.sglang_stack.stack_wheels:
+    distributions: "{{ lock.layers | selectattr('name', 'equalto', 'torch') | map(attribute='distributions') | first }}"
+    wheelhouse: /opt/sglang/stacks/cu130-sglang-0.5.9-3f6c0b9e2a41/wheelhouse
+    venv: /opt/sglang/stacks/cu130-sglang-0.5.9-3f6c0b9e2a41/venv
+    layer: torch
+"""
+
+RETURN = r"""
+fetched:
+  description: The files downloaded by this run (or, in check mode, that it would download).
+  returned: always
+  type: list
+  elements: str
+installed:
+  description: The distributions installed by this run (or, in check mode, that it would install), as C(name==version).
+  returned: always
+  type: list
+  elements: str
+checked:
+  description: How many files were checked against the lock.
+  returned: always
+  type: int
+msg:
+  description: A one-line summary.
+  returned: always
+  type: str
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom, stack_lock, wheel_fetch
+
+
+def _opener(module):
+    timeout = module.params['timeout']
+
+    def opener(url):
+        try:
+            response = open_url(url, timeout=timeout, validate_certs=True)
+        except Exception as exc:  # pylint: disable=broad-except
+            return None, getattr(exc, 'code', -1), str(exc), None
+        return response, response.getcode(), 'OK', response.headers.get('Content-Length')
+    return opener
+
+
+def _mapped(url, url_map):
+    for rule in url_map:
+        if rule.get('from') and url.startswith(rule['from']):
+            url = rule.get('to', '') + url[len(rule['from']):]
+    return url
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            distributions=dict(type='list', elements='dict', required=True),
+            wheelhouse=dict(type='path', required=True),
+            source=dict(type='str', choices=['url', 'wheelhouse'], default='url'),
+            venv=dict(type='path'),
+            layer=dict(type='str', default=''),
+            max_bytes=dict(type='int', default=4294967296),
+            timeout=dict(type='int', default=600),
+            workers=dict(type='int', default=4),
+            url_map=dict(type='list', elements='dict', default=[]),
+            allow_insecure_http=dict(type='bool', default=False),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    dists = params['distributions']
+    label = 'layer %s' % params['layer'] if params['layer'] else 'the layer'
+    bad = [str(d.get('name')) for d in dists
+           if not all(d.get(key) for key in ('name', 'version', 'filename', 'url', 'sha256')) or os.path.basename(d['filename']) != d['filename']]
+    if bad:
+        module.fail_json(msg='LOCK %s: distributions without name, version, file name, URL or sha256 in the lock: %s' % (label, ', '.join(bad)))
+    result = dict(changed=False, fetched=[], installed=[], checked=0)
+    dists = [dict(d, url=_mapped(str(d['url']), params['url_map'])) for d in dists]
+    plain = sorted(set(d['url'].split('/')[2] for d in dists if d['url'].lower().startswith('http://')))
+    if plain and not params['allow_insecure_http']:
+        module.fail_json(msg='LOCK %s: plain-HTTP sources (%s): what comes over them is readable and replaceable on the path. Serve them '
+                             'over https://, or set stack_declaration_allow_insecure_http with its reason. Nothing was fetched.'
+                             % (label, ', '.join(plain)), **result)
+
+    wanted = dists
+    site = None
+    if params['venv']:
+        pythons = sorted(entry for entry in os.listdir(os.path.join(params['venv'], 'lib')) if entry.startswith('python')) \
+            if os.path.isdir(os.path.join(params['venv'], 'lib')) else []
+        site = os.path.join(params['venv'], 'lib', pythons[0], 'site-packages') if pythons else None
+        have = stack_bom.read_installed(site)['distributions'] if site else {}
+        wanted = [d for d in dists if (have.get(stack_lock.normalize_name(d['name'])) or {}).get('version') != str(d['version'])]
+
+    wheelhouse = params['wheelhouse']
+    if module.check_mode:
+        present = [d for d in wanted if os.path.isfile(os.path.join(wheelhouse, d['filename']))]
+        try:
+            for dist in present:
+                wheel_fetch.check_file(os.path.join(wheelhouse, dist['filename']), dist['sha256'])
+        except wheel_fetch.WheelFetchError as exc:
+            module.fail_json(msg='LOCK %s: %s' % (label, exc), **result)
+        result['checked'] = len(present)
+        result['fetched'] = [d['filename'] for d in wanted if d not in present]
+        result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted] if params['venv'] else []
+        result['changed'] = bool(result['fetched'] or result['installed'])
+        result['msg'] = '%s: would fetch %d files, install %d distributions' % (label, len(result['fetched']), len(result['installed']))
+        module.exit_json(**result)
+
+    if not os.path.isdir(wheelhouse):
+        os.makedirs(wheelhouse, 0o755)
+    try:
+        paths, fetched = wheel_fetch.ensure_wheels(wanted, wheelhouse, _opener(module) if params['source'] == 'url' else None,
+                                                   params['max_bytes'], params['workers'])
+    except wheel_fetch.WheelFetchError as exc:
+        module.fail_json(msg='LOCK %s: %s. Nothing of this layer was installed; the serving stack is untouched.' % (label, exc), **result)
+    result['checked'] = len(wanted)
+    result['fetched'] = [os.path.basename(paths[name]) for name in fetched]
+    result['changed'] = bool(fetched)
+
+    if params['venv'] and wanted:
+        handle, requirements = tempfile.mkstemp(prefix='.locked-', suffix='.txt', dir=wheelhouse)
+        try:
+            with os.fdopen(handle, 'w') as out:
+                out.write(wheel_fetch.hashed_requirements(wanted, paths))
+            argv = wheel_fetch.pip_install_argv(os.path.join(params['venv'], 'bin', 'python'), requirements)
+            rc, stdout, stderr = module.run_command(argv)
+        finally:
+            os.unlink(requirements)
+        if rc != 0:
+            module.fail_json(msg='LOCK %s: pip could not install the checked files: %s' % (label, (stderr or stdout).strip()[-3000:]),
+                             cmd=argv, **result)
+        result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted]
+        result['changed'] = True
+    result['msg'] = '%s: %d files checked, %d fetched, %d distributions installed' % (
+        label, result['checked'], len(result['fetched']), len(result['installed']))
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
