@@ -23,7 +23,9 @@ safe live in one place and are unit-tested:
   a cubin of another version at import time);
 * sgl-kernel comes from a prebuilt wheel with the CUDA tag, never an sdist or a build;
 * CUDA 13.0 is the only toolkit accepted unless an override carries a reason;
-* a package without a published sha256 must say so (``sha256_policy: record_on_first_fetch``).
+* a declared sha256 is 64 lower-case hex digits; without one (``sha256: null``, a torch nightly, the flashinfer
+  JIT cache: their indexes publish none) the lock step hashes the file once on the controller and the reviewed lock
+  pins it (module_utils/stack_lock).
 
 Resolution maps every upstream URL onto a local mirror when one is given (the mirror keeps the
 upstream layout under a per-upstream path prefix), and derives the stack id from the content of the
@@ -56,7 +58,6 @@ WHY_CUDA_13_0 = (
 _EXACT_VERSION = re.compile(r'^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[a-z0-9]+(\.[a-z0-9]+)*)?$')
 _SHA256 = re.compile(r'^[0-9a-f]{64}$')
 _SDIST_SUFFIXES = ('.tar.gz', '.zip', '.tar.bz2', '.tgz')
-SHA256_POLICIES = ('pinned', 'record_on_first_fetch')
 SOURCES = ('index', 'url')
 DEPENDENCY_MODES = ('none', 'resolve')
 _REQUIREMENT_NAME = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)')
@@ -360,13 +361,11 @@ def _package_problems(layer_name, pkg, tag, upstreams):
         problems.append('%s: dependencies "%s" must be one of %s' % (where, pkg.get('dependencies'), ', '.join(DEPENDENCY_MODES)))
     elif pkg.get('dependencies') == 'resolve' and pkg['source'] != 'index':
         problems.append('%s: dependencies "resolve" needs source "index" (the requirements are resolved from that index)' % where)
-    policy = pkg.get('sha256_policy', 'pinned')
     sha = pkg.get('sha256')
-    if policy not in SHA256_POLICIES:
-        problems.append('%s: sha256_policy "%s" must be one of %s' % (where, policy, ', '.join(SHA256_POLICIES)))
-    elif policy == 'pinned' and not (sha and _SHA256.match(str(sha))):
-        problems.append('%s: sha256 "%s" is not 64 lower-case hex digits; set it, or set sha256_policy: record_on_first_fetch '
-                        'where no hash is published (a torch nightly)' % (where, sha))
+    if 'sha256_policy' in pkg:
+        problems.append('%s: sha256_policy is gone (record_on_first_fetch trusted whatever each host fetched first): drop the key. '
+                        'Without a declared sha256 the lock step hashes the file once on the controller and the reviewed lock '
+                        'pins it (playbooks/lock.yml)' % where)
     elif sha and not _SHA256.match(str(sha)):
         problems.append('%s: sha256 "%s" is not 64 lower-case hex digits' % (where, sha))
     local = version_local(version)
@@ -748,7 +747,6 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
             pkg['order'] = order
             pkg['pip_requirement'] = '%s==%s' % (pkg['name'], pkg['version'])
             pkg.setdefault('sha256', None)
-            pkg.setdefault('sha256_policy', 'pinned')
             pkg.setdefault('dependencies', 'none')
             pkg.setdefault('size', None)
             pkg['max_bytes'] = pkg['size'] or resolved['download_max_bytes']
@@ -765,6 +763,9 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
     resolved['constraints'] = [pkg['pip_requirement'] for pkg in flat]
     resolved['disk_mb'] = disk_mb
     resolved['requirements_index_url'] = stack_lock.requirements_index_url(resolved)
+    # What a lock of this declaration is made from, as one digest: the name of the lock the controller makes when the
+    # site names none (roles/stack_declaration), so that any change of the declaration needs a new lock.
+    resolved['lock_inputs_digest'] = stack_lock.inputs_digest(resolved)
     resolved['lock'] = None
     if lock is not None:
         lock = plain_copy(lock)

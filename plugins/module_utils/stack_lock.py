@@ -103,6 +103,11 @@ def lock_inputs(resolved):
     }
 
 
+def inputs_digest(resolved):
+    """The digest of lock_inputs(resolved): a lock made from other inputs is another lock."""
+    return _digest(lock_inputs(resolved))
+
+
 def requirements_index_url(resolved):
     """The index the layers' requirements come from: the resolved declaration's, else the first PyPI package's index."""
     if resolved.get('requirements_index_url'):
@@ -314,7 +319,7 @@ def build_lock(resolved, per_layer, resolver):
                 entry['declared'] = True
             dists.append(entry)
         layers.append({'name': layer['name'], 'distributions': dists})
-    lock = {'lock_version': LOCK_VERSION, 'name': resolved.get('name'), 'inputs': lock_inputs(resolved),
+    lock = {'lock_version': LOCK_VERSION, 'inputs': lock_inputs(resolved),
             'resolver': resolver, 'layers': layers}
     lock['digest'] = lock_digest(lock)
     return lock

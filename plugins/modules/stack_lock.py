@@ -45,6 +45,13 @@ options:
     description: Resolve again even when O(dest) is a valid lock of the same inputs.
     type: bool
     default: false
+  replace:
+    description:
+      - Replace an O(dest) that is not a valid lock of these inputs (a changed declaration). V(false) leaves any existing
+        O(dest) as it is (the upgrade makes a missing lock, never replaces one: a stale lock is then refused when the
+        declaration is resolved with it, naming the difference).
+    type: bool
+    default: true
   uv:
     description: The uv executable; by default the one beside the controller's Python, else C(uv) on the PATH.
     type: path
@@ -175,24 +182,26 @@ def _run_uv(module, uv, workdir, name, roots, resolved, constraints=None):
         return stack_lock.parse_pylock(handle.read(), resolved['python']['tag'], stack_lock.platform_of(resolved))
 
 
-def _direct(module, opener, pkg):
+def _direct(module, opener, pkg, url_map):
     """A package locked as declared: its file on its index page (or its URL) and the sha256 published there, if any."""
     if pkg.get('url'):
         return {'name': pkg['name'], 'version': str(pkg['version']), 'filename': pkg.get('filename') or stack_lock.wheel_filename(pkg['url']),
                 'url': pkg['url'], 'sha256': pkg.get('sha256'), 'size': pkg.get('size')}
     page_url = '%s/%s/' % (pkg['index_url'].rstrip('/'), stack_lock.normalize_name(pkg['name']))
+    declared_page = _map(page_url, url_map, reverse=True)
     response, status, message, dummy = opener(page_url)
     if response is None or status != 200:
-        module.fail_json(msg='LOCK: %s %s: the index page %s was not fetched (HTTP %s: %s). Nothing was written.' % (
-            pkg['name'], pkg['version'], page_url, status, message))
+        module.fail_json(msg='LOCK: %s %s: the index page %s was not fetched (HTTP %s: %s). Nothing was written and no host was '
+                             'changed.' % (pkg['name'], pkg['version'], declared_page, status, message))
     files = stack_lock.parse_simple_index(response.read().decode('utf-8', 'replace'), page_url)
     if pkg['filename'] not in files:
-        module.fail_json(msg='LOCK: %s %s: the index %s does not offer %s (it offers %s). Nothing was written.' % (
-            pkg['name'], pkg['version'], page_url, pkg['filename'], ', '.join(sorted(files)[:12]) or 'nothing'))
+        module.fail_json(msg='LOCK: %s %s: the index %s does not offer %s (it offers %s; a nightly vanishes from its index after '
+                             'about 60 days: serve it from the site\'s mirror). Nothing was written and no host was changed.' % (
+                                 pkg['name'], pkg['version'], declared_page, pkg['filename'], ', '.join(sorted(files)[:12]) or 'nothing'))
     url, published = files[pkg['filename']]
     if pkg.get('sha256') and published and published != pkg['sha256']:
-        module.fail_json(msg='LOCK: %s: the index publishes sha256 %s, the declaration says %s. Nothing was written.' % (
-            pkg['filename'], published, pkg['sha256']))
+        module.fail_json(msg='LOCK: %s: the index publishes sha256 %s, the declaration says %s: the file changed upstream or '
+                             'the declared sha256 is wrong. Nothing was written and no host was changed.' % (pkg['filename'], published, pkg['sha256']))
     return {'name': pkg['name'], 'version': str(pkg['version']), 'filename': pkg['filename'], 'url': url,
             'sha256': pkg.get('sha256') or published, 'size': pkg.get('size')}
 
@@ -274,16 +283,17 @@ def make_lock(module, declared):
         if pkg.get('filename') and dist['filename'] != pkg['filename']:
             problems.append('%s: the resolution chose %s, the declaration names %s' % (pkg['name'], dist['filename'], pkg['filename']))
         if pkg.get('sha256') and dist.get('sha256') and dist['sha256'] != pkg['sha256']:
-            problems.append('%s: the index publishes sha256 %s, the declaration says %s' % (dist['filename'], dist['sha256'], pkg['sha256']))
+            problems.append('%s: the index publishes sha256 %s, the declaration says %s: the file changed upstream or the declared '
+                            'sha256 is wrong' % (dist['filename'], dist['sha256'], pkg['sha256']))
         if pkg.get('sha256'):
             dist['sha256'] = pkg['sha256']
     if problems:
-        module.fail_json(msg='LOCK: %s. Nothing was written.' % '; '.join(problems))
+        module.fail_json(msg='LOCK: %s. Nothing was written and no host was changed.' % '; '.join(problems))
     direct_names = set(stack_lock.normalize_name(pkg['name']) for pkg in direct)
     final = [dist for dist in final if stack_lock.normalize_name(dist['name']) not in direct_names]
     per_layer = stack_lock.assign_layers(names, layer_sets, final)
     for pkg in direct:
-        per_layer[pkg['layer']].append(_direct(module, opener, pkg))
+        per_layer[pkg['layer']].append(_direct(module, opener, pkg, url_map))
     everything = [dist for layer in names for dist in per_layer[layer]]
     computed = _fill_hashes(module, opener, everything, max_bytes)
     for dist in everything:
@@ -300,6 +310,7 @@ def main():
             declaration=dict(type='dict', required=True),
             dest=dict(type='path', required=True),
             refresh=dict(type='bool', default=False),
+            replace=dict(type='bool', default=True),
             uv=dict(type='path'),
             cache_dir=dict(type='path'),
             max_bytes=dict(type='int'),
@@ -313,6 +324,9 @@ def main():
     result = dict(changed=False, resolved=False, computed_hashes=[])
     existing = None
     text = report_file.read_text(dest)
+    if text is not None and not module.params['replace']:
+        result['msg'] = '%s exists: kept as it is (replace=false)' % dest
+        module.exit_json(**result)
     if text is not None and not module.params['refresh']:
         try:
             existing = json.loads(text)

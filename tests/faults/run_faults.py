@@ -104,8 +104,9 @@ INJECTIONS = [
             "[testbed_layers[0] | combine({'packages': [testbed_layers[0].packages[0] | combine({'sha256': 'f' * 64})]"
             " + testbed_layers[0].packages[1:]})]"
             " + testbed_layers[1:]")},
-        'expect': ['sha256 mismatch for torch-2.11.0.dev20251231+cu130-cp311-cp311-manylinux_2_28_x86_64.whl',
-                   'expected ' + 'f' * 64, 'nothing was installed'],
+        # Refused by the lock step on the controller, after the fleet-wide preflight gate: the index publishes the hash.
+        'expect': ['LOCK: torch-2.11.0.dev20251231+cu130-cp311-cp311-manylinux_2_28_x86_64.whl: the index publishes sha256',
+                   'the declaration says ' + 'f' * 64, 'Nothing was written and no host was changed'],
     },
 ]
 
@@ -117,13 +118,13 @@ CHAIN = [
      'after': [r'TASK \[gpuops\.sglang_stack\.cuda_toolkit : Install the toolkit cuda-toolkit-'],
      'host': r'apt-get|dpkg'},
     {'id': 'int-layer-torch', 'title': 'interrupt during Python layer torch',
-     'after': [r'Install the packages of layer torch\]', r'Install the wheel without its dependencies\]'], 'host': r'pip install'},
+     'after': [r'Install the packages of layer torch\]'], 'host': r'pip install'},
     {'id': 'int-layer-flashinfer', 'title': 'interrupt during Python layer flashinfer',
-     'after': [r'Install the packages of layer flashinfer\]', r'Install the wheel without its dependencies\]'], 'host': r'pip install'},
+     'after': [r'Install the packages of layer flashinfer\]'], 'host': r'pip install'},
     {'id': 'int-layer-sgl_kernel', 'title': 'interrupt during Python layer sgl_kernel',
-     'after': [r'Install the packages of layer sgl_kernel\]', r'Install the wheel without its dependencies\]'], 'host': r'pip install'},
+     'after': [r'Install the packages of layer sgl_kernel\]'], 'host': r'pip install'},
     {'id': 'int-layer-sglang', 'title': 'interrupt during Python layer sglang (its requirements)',
-     'after': [r'Install the packages of layer sglang\]', r'Install the requirements the layer keeps\]'], 'host': r'pip install'},
+     'after': [r'Install the packages of layer sglang\]'], 'host': r'pip install'},
     {'id': 'patch-stale', 'title': 'a patch that no longer applies (a site patch whose context does not match)',
      'stale_patch': True,
      'expect': ['patch %s does not apply to sglang 0.5.9: sglang/srt/distributed/parallel_state.py line 10' % STALE_PATCH,

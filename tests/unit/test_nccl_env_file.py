@@ -31,9 +31,16 @@ def _render(tmp_path, env):
     return results, (dest.read_text() if dest.exists() else None)
 
 
+def _tasks(tasks):
+    for task in tasks:
+        yield task
+        for key in ('block', 'rescue', 'always'):
+            yield from _tasks(task.get(key) or [])
+
+
 def test_the_probe_playbook_hands_the_file_to_the_module():
     with open(PROBE) as handle:
-        run = [t for t in yaml.safe_load(handle)[0]['tasks'] if t['name'] == 'Run the all-reduce probe'][0]
+        run = [t for t in _tasks(yaml.safe_load(handle)[0]['tasks']) if t.get('name') == 'Run the all-reduce probe'][0]
     assert run['gpuops.sglang_stack.allreduce_probe']['env_file'] == '{{ __allreduce_probe_stack_dir }}/nccl.env'
 
 

@@ -94,11 +94,25 @@ def test_stack_imports_with_its_own_interpreter(host):
     assert out.split() == ["2.11.0.dev20251231+cu130", "13.0", "0.5.9"]
 
 
-def test_first_fetch_hash_recorded(host):
-    wheelhouse = stack_dir(host) + "/wheelhouse/"
-    recorded = host.file(wheelhouse + "flashinfer_jit_cache-0.6.4+cu130-cp39-abi3-manylinux_2_28_x86_64.whl.sha256").content_string.strip()
-    actual = host.check_output("sha256sum " + wheelhouse + "flashinfer_jit_cache-0.6.4+cu130-cp39-abi3-manylinux_2_28_x86_64.whl").split()[0]
-    assert recorded == actual
+def test_stack_holds_exactly_its_lock(host):
+    """The lock (made on the controller by the upgrade) names every distribution; the venv holds exactly those, at the
+    locked versions, and each wheel in the wheelhouse has its locked sha256 - the flashinfer JIT cache too, whose index
+    publishes no hash (the lock step computed it)."""
+    stack = stack_dir(host)
+    lock = json.loads(host.file(stack + "/lock.json").content_string)
+    locked = {}
+    for layer in lock["layers"]:
+        for dist in layer["distributions"]:
+            locked[dist["name"].lower().replace("_", "-")] = dist
+    python = stack + "/venv/bin/python"
+    listed = json.loads(host.check_output(python + " -m pip list --format json --disable-pip-version-check"))
+    installed = {d["name"].lower().replace("_", "-"): d["version"] for d in listed if d["name"] != "pip"}
+    assert installed == {name: dist["version"] for name, dist in locked.items()}
+    for dist in locked.values():
+        path = stack + "/wheelhouse/" + dist["filename"]
+        assert host.check_output("sha256sum " + host.run("printf %q " + path).stdout).split()[0] == dist["sha256"], path
+    jit = [d for d in locked.values() if d["name"] == "flashinfer-jit-cache"][0]
+    assert len(jit["sha256"]) == 64
 
 
 def test_installing_sglang_without_the_guard_would_break_the_stack(host):

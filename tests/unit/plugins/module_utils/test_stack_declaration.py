@@ -242,9 +242,11 @@ def test_torch_tag_must_match_toolkit(decl):
     assert any('torch' in p and 'must carry the CUDA tag +cu130' in p for p in problems)
 
 
-def test_sha256_must_be_pinned_or_declared_unknown(decl):
-    problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(sha256=None))
-    assert any('sglang' in p and 'record_on_first_fetch' in p for p in problems)
+def test_sha256_is_pinned_or_left_to_the_lock_and_the_first_fetch_policy_is_gone(decl):
+    # No declared sha256: the lock step hashes the file on the controller and the reviewed lock pins it.
+    assert problems_after(decl, lambda d: pkg(d, 'sglang').update(sha256=None)) == []
+    problems = problems_after(decl, lambda d: pkg(d, 'torch').update(sha256_policy='record_on_first_fetch'))
+    assert any('torch' in p and 'sha256_policy is gone' in p and 'playbooks/lock.yml' in p for p in problems)
     problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(sha256='ABC'))
     assert any('is not 64 lower-case hex digits' in p for p in problems)
 
@@ -357,9 +359,9 @@ def real_torchvision_requires_torch():
 
 def to_pypi_torch(d, torch_cuda='13.0', vision_cuda='13.0'):
     """The test bed's torch: PyPI's stable 2.11.0 and torchvision 0.26.0, whose versions carry no local tag."""
-    pkg(d, 'torch').update(version='2.11.0', upstream='pypi', index_path='simple', sha256='0' * 64, sha256_policy='pinned',
+    pkg(d, 'torch').update(version='2.11.0', upstream='pypi', index_path='simple', sha256='0' * 64,
                            filename='torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl')
-    pkg(d, 'torchvision').update(version='0.26.0', upstream='pypi', index_path='simple', sha256='1' * 64, sha256_policy='pinned',
+    pkg(d, 'torchvision').update(version='0.26.0', upstream='pypi', index_path='simple', sha256='1' * 64,
                                  filename='torchvision-0.26.0-cp312-cp312-manylinux_2_28_x86_64.whl')
     for name, cuda in (('torch', torch_cuda), ('torchvision', vision_cuda)):
         if cuda is None:
@@ -422,7 +424,7 @@ def test_shipped_torchvision_is_the_nightly_of_the_torch_date(decl):
     assert vision['version'] == '0.26.0' + torch['version'][len('2.11.0'):]
     assert vision['filename'] == torch['filename'].replace('torch-' + torch['version'], 'torchvision-' + vision['version'])
     assert [p['name'] for p in decl['layers'][0]['packages']] == ['torch', 'torchvision']
-    assert (vision['sha256'], vision['sha256_policy'], vision['index_path']) == (None, 'record_on_first_fetch', torch['index_path'])
+    assert (vision['sha256'], 'sha256_policy' in vision, vision['index_path']) == (None, False, torch['index_path'])
 
 
 @pytest.mark.parametrize('version, expected', [

@@ -43,8 +43,7 @@ def resolved():
     torch_layer = decl['layers'][0]
     for pkg, version, filename in ((torch_layer['packages'][0], '2.11.0', 'torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl'),
                                    (torch_layer['packages'][1], '0.26.0', 'torchvision-0.26.0-cp312-cp312-manylinux_2_28_x86_64.whl')):
-        pkg.update(version=version, filename=filename, upstream='pypi', index_path='simple', cuda='13.0', sha256=None,
-                   sha256_policy='record_on_first_fetch')
+        pkg.update(version=version, filename=filename, upstream='pypi', index_path='simple', cuda='13.0', sha256=None)
     return sd.resolve(decl)
 
 
