@@ -70,7 +70,8 @@ def download(open_url, url, dest, max_bytes, expected_sha256=None, expected_size
         actual = digest.hexdigest()
         if expected_sha256 and actual != expected_sha256:
             raise WheelFetchError('%s: sha256 mismatch for %s: the lock says %s, the download is %s (%d bytes); it was '
-                                  'discarded and nothing was installed' % (url, os.path.basename(dest), expected_sha256, actual, size))
+                                  'discarded (the file changed at its source after the lock was made)' % (
+                                      url, os.path.basename(dest), expected_sha256, actual, size))
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
     finally:
@@ -84,8 +85,8 @@ def check_file(path, expected_sha256):
     actual = sha256_file(path)
     if actual != expected_sha256:
         raise WheelFetchError('%s: sha256 mismatch: the lock says %s, the file is %s. It changed after the lock was made '
-                              '(a swapped or corrupted wheel); nothing was installed. Review it and remove it, or make the lock '
-                              'again if the change is wanted' % (path, expected_sha256, actual))
+                              '(a swapped or corrupted wheel): review it and remove it, or make the lock again if the change is '
+                              'wanted' % (path, expected_sha256, actual))
     return actual
 
 

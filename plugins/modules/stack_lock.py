@@ -48,7 +48,7 @@ options:
   replace:
     description:
       - Replace an O(dest) that is not a valid lock of these inputs (a changed declaration). V(false) leaves any existing
-        O(dest) as it is (the upgrade makes a missing lock, never replaces one: a stale lock is then refused when the
+        O(dest) as it is (the upgrade makes a missing lock, never replaces one; a stale lock is then refused when the
         declaration is resolved with it, naming the difference).
     type: bool
     default: true

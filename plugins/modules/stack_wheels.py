@@ -18,7 +18,7 @@ description:
   - Every file of the layer is checked before anything is installed. A mismatch fails naming the file, the lock's
     sha256 and the one found; nothing is installed and the serving stack is untouched.
   - Then, when O(venv) is given, installs the distributions the virtualenv does not hold at the locked version with
-    pip C(--no-deps --no-index --require-hashes) from those files: pip never resolves and never reaches an index.
+    pip C(--no-deps --no-index --require-hashes) from those files, so pip never resolves and never reaches an index.
   - Without O(venv) it only fills the wheelhouse (the controller's download-once mode).
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
@@ -193,6 +193,10 @@ def main():
 
     if not os.path.isdir(wheelhouse):
         os.makedirs(wheelhouse, 0o755)
+    # What a run killed mid-download (or mid-install) left: partial downloads and the scratch requirements file.
+    for entry in os.listdir(wheelhouse):
+        if entry.startswith(('.partial-', '.locked-')):
+            os.unlink(os.path.join(wheelhouse, entry))
     try:
         paths, fetched = wheel_fetch.ensure_wheels(wanted, wheelhouse, _opener(module) if params['source'] == 'url' else None,
                                                    params['max_bytes'], params['workers'])
