@@ -110,7 +110,7 @@ def test_stack_holds_exactly_its_lock(host):
     assert installed == {name: dist["version"] for name, dist in locked.items()}
     for dist in locked.values():
         path = stack + "/wheelhouse/" + dist["filename"]
-        assert host.check_output("sha256sum " + host.run("printf %q " + path).stdout).split()[0] == dist["sha256"], path
+        assert host.check_output("sha256sum -- %s", path).split()[0] == dist["sha256"], path
     jit = [d for d in locked.values() if d["name"] == "flashinfer-jit-cache"][0]
     assert len(jit["sha256"]) == 64
 
