@@ -120,7 +120,7 @@ testbed() {
 # forked workers; galaxy.yml leaves that file out of the tarball).
 testbed_units() {
   PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py \
-    tests/unit/plugins/modules/test_apt_repo_fetch.py
+    tests/unit/plugins/modules/test_apt_repo_fetch.py tests/unit/test_stack_lock_nightly.py
 }
 
 # The execution environment: `ansible-builder create` from meta/execution-environment.yml into

@@ -44,6 +44,7 @@ from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_bom impo
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.arch_policy import POLICY_KEYS, glob_problem
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.apt_sources import normalize_fingerprint
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_lock
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.stack_lock import nightly_spec, spec_requirement
 
 LAYER_ORDER = ('torch', 'flashinfer', 'sgl_kernel', 'sglang')
 FLASHINFER_TRIO = ('flashinfer-python', 'flashinfer-cubin', 'flashinfer-jit-cache')
@@ -63,6 +64,7 @@ DEPENDENCY_MODES = ('none', 'resolve')
 _REQUIREMENT_NAME = re.compile(r'^\s*([A-Za-z0-9][A-Za-z0-9._-]*)')
 _CUDA_VERSION = re.compile(r'^[0-9]+\.[0-9]+$')
 _LOCAL_CUDA_TAG = re.compile(r'^cu([0-9]+)([0-9])$')
+VERSION_POLICIES = ('newest',)
 _RELEASE = re.compile(r'^([0-9]+)\.([0-9]+)\.([0-9]+)((?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?)$')
 # Packages whose device code SGLang loads on the GPU: their verify policy must require at least one file,
 # so that an inventory override cannot turn their check into a report.
@@ -341,8 +343,23 @@ def _package_problems(layer_name, pkg, tag, upstreams):
     if problem:
         return ['%s: %s' % ('layer %s, package %r' % (layer_name, pkg['name']), problem)]
     version = str(pkg['version'])
-    if not _EXACT_VERSION.match(version):
-        problems.append('%s: version "%s" is not an exact version (no ranges or operators; pin what was reviewed)' % (where, version))
+    policy = pkg.get('version_policy')
+    if nightly_spec(version) is not None:
+        if policy not in VERSION_POLICIES:
+            problems.append('%s: version "%s" is a spec: say which build the lock takes with version_policy: %s' % (
+                where, version, ' or '.join(VERSION_POLICIES)))
+        if pkg.get('dependencies') != 'resolve' or pkg.get('source') != 'index':
+            problems.append('%s: version "%s" is a spec: it needs source "index" and dependencies "resolve" (the lock step\'s '
+                            'resolver chooses the build)' % (where, version))
+        if pkg.get('filename') or pkg.get('sha256'):
+            problems.append('%s: version "%s" is a spec: leave filename and sha256 out, the lock records the build it chose'
+                            % (where, version))
+    elif not _EXACT_VERSION.match(version):
+        problems.append('%s: version "%s" is not an exact version or a nightly spec (X.Y.Z.dev*[+tag] with version_policy: '
+                        'newest); no ranges or operators: pin what was reviewed' % (where, version))
+    elif policy is not None:
+        problems.append('%s: version_policy "%s" is for a nightly spec (X.Y.Z.dev*[+tag]); version "%s" is exact' % (
+            where, policy, version))
     if pkg['source'] not in SOURCES:
         problems.append('%s: source "%s" must be one of %s' % (where, pkg['source'], ', '.join(SOURCES)))
     if pkg['upstream'] not in upstreams:
@@ -486,6 +503,20 @@ def _torch_problems(layers, packages, cuda_version, tag):
         return problems
     if 'torchvision' not in torch_layer:
         problems.append('torchvision must be in layer torch, beside the torch it is built for')
+    torch_spec, vision_spec = nightly_spec(torch['version']), nightly_spec(vision['version'])
+    if torch_spec or vision_spec:
+        # The builds are chosen by the lock step; the pair is checked again on the locked versions (resolve).
+        if not (torch_spec and vision_spec):
+            return problems + ['torch %s and torchvision %s: declare both as nightly specs with version_policy: newest, or both exact '
+                               '(torchvision follows the torch build the lock takes)' % (torch['version'], vision['version'])]
+        want = torchvision_for(torch_spec[0] + '.dev0')
+        if want is None or version_base(want).rsplit('.dev', 1)[0] != vision_spec[0]:
+            problems.append('torchvision %s does not follow torch %s: that torch ships with torchvision %s' % (
+                vision['version'], torch['version'], (want or '?').rsplit('.dev', 1)[0] + '.dev*'))
+        if torch_spec[1] != vision_spec[1]:
+            problems.append('torchvision %s and torch %s must carry the same local tag: both come from one build of one index'
+                            % (vision['version'], torch['version']))
+        return problems
     want = torchvision_for(torch['version'])
     have = version_base(vision['version'])
     if want is None:
@@ -745,7 +776,8 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
             order += 1
             pkg['layer'] = layer['name']
             pkg['order'] = order
-            pkg['pip_requirement'] = '%s==%s' % (pkg['name'], pkg['version'])
+            pkg['pip_requirement'] = (spec_requirement(pkg['name'], pkg['version']) if nightly_spec(pkg['version']) is not None
+                                      else '%s==%s' % (pkg['name'], pkg['version']))
             pkg.setdefault('sha256', None)
             pkg.setdefault('dependencies', 'none')
             pkg.setdefault('size', None)
@@ -772,7 +804,30 @@ def resolve(declaration, mirror_url=None, allow_insecure_http=False, insecure_ht
         problems = stack_lock.lock_problems(lock, resolved)
         if problems:
             raise StackDeclarationError(['STACK LOCK refused: %s' % problem for problem in problems])
+        _take_locked_builds(resolved, lock)
         resolved['lock'] = lock
         resolved['lock_digest'] = stack_lock.lock_digest(lock)
         resolved['id'] = stack_lock.stack_id(resolved.get('name'), lock)
     return resolved
+
+
+def _take_locked_builds(resolved, lock):
+    """The declared packages given as nightly specs become the builds the lock chose (version, filename, sha256; the spec
+    is kept as version_spec); then the rules for exact versions (torchvision the build of that torch, the CUDA tag ...)
+    must hold for them, or the lock is refused."""
+    locked = dict((stack_lock.normalize_name(dist['name']), dist) for layer in lock.get('layers') or []
+                  for dist in layer.get('distributions') or [])
+    changed = False
+    for pkg in resolved['packages']:
+        if nightly_spec(pkg['version']) is None:
+            continue
+        dist = locked[stack_lock.normalize_name(pkg['name'])]
+        pkg.update(version_spec=pkg['version'], version=str(dist['version']), filename=dist['filename'], sha256=dist['sha256'],
+                   pip_requirement='%s==%s' % (pkg['name'], dist['version']))
+        pkg.pop('version_policy', None)
+        changed = True
+    if changed:
+        resolved['constraints'] = [pkg['pip_requirement'] for pkg in resolved['packages']]
+        problems = validate(resolved)
+        if problems:
+            raise StackDeclarationError(['STACK LOCK refused: the builds it took break a rule: %s' % problem for problem in problems])

@@ -41,6 +41,37 @@ _SHA256 = re.compile(r'^[0-9a-f]{64}$')
 _WHEEL = re.compile(r'^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$')
 
 
+# A nightly-style version spec (the declaration's version_policy: newest): every .dev build of one release, of one
+# local tag ('2.11.0.dev*+cu130'); the lock records the build it took.
+_NIGHTLY_SPEC = re.compile(r'^([0-9]+(?:\.[0-9]+)*)\.dev\*(\+[a-z0-9]+(?:\.[a-z0-9]+)*)?$')
+
+
+def nightly_spec(version):
+    """'2.11.0.dev*+cu130' -> ('2.11.0', 'cu130'); '2.11.0.dev*' -> ('2.11.0', None); None for an exact version."""
+    match = _NIGHTLY_SPEC.match(str(version))
+    if not match:
+        return None
+    return match.group(1), (match.group(2) or '')[1:] or None
+
+
+def spec_requirement(name, version):
+    """The requirement the resolver gets for a nightly spec: every .dev build of the release and nothing else
+    ('torch', '2.11.0.dev*+cu130' -> 'torch>=2.11.0.dev0,<2.11.0a0'); the local tag is checked on the build chosen."""
+    release = nightly_spec(version)[0]
+    return '%s>=%s.dev0,<%sa0' % (name, release, release)
+
+
+def spec_matches(version, chosen):
+    """Whether ``chosen`` (exact) is what the declared ``version`` allows: the same version, or, for a nightly spec, a
+    .dev build of its release with its local tag."""
+    spec = nightly_spec(version)
+    if spec is None:
+        return str(version) == str(chosen)
+    release, local = spec
+    base, _sep, chosen_local = str(chosen).partition('+')
+    return bool(re.match(r'^%s\.dev[0-9]+$' % re.escape(release), base)) and (chosen_local or None) == local
+
+
 class StackLockError(Exception):
     """A lock (or its making) refused; ``problems`` names each cause."""
 
@@ -139,7 +170,8 @@ def resolution_roots(resolved):
     """Per layer, in order: (layer name, the requirements its resolution adds, the packages locked as declared)."""
     out = []
     for layer in resolved['layers']:
-        roots = ['%s==%s' % (pkg['name'], pkg['version']) for pkg in layer['packages'] if pkg.get('dependencies') == 'resolve']
+        roots = [pkg.get('pip_requirement') or '%s==%s' % (pkg['name'], pkg['version'])
+                 for pkg in layer['packages'] if pkg.get('dependencies') == 'resolve']
         roots += [str(req) for req in layer.get('requirements') or []]
         direct = [pkg for pkg in layer['packages'] if pkg.get('dependencies') != 'resolve']
         out.append((layer['name'], roots, direct))
@@ -426,7 +458,7 @@ def lock_problems(lock, resolved):
             continue
         if where != pkg['layer']:
             problems.append('declared package %s is locked in layer %s, declared in layer %s' % (pkg['name'], where, pkg['layer']))
-        if str(dist.get('version')) != str(pkg['version']):
+        if not spec_matches(pkg.get('version_spec') or pkg['version'], dist.get('version')):
             problems.append('declared package %s: locked %s, declared %s' % (pkg['name'], dist.get('version'), pkg['version']))
         if pkg.get('filename') and dist.get('filename') != pkg['filename']:
             problems.append('declared package %s: locked file %s, declared %s' % (pkg['name'], dist.get('filename'), pkg['filename']))

@@ -282,6 +282,9 @@ def make_lock(module, declared):
             continue
         if pkg.get('filename') and dist['filename'] != pkg['filename']:
             problems.append('%s: the resolution chose %s, the declaration names %s' % (pkg['name'], dist['filename'], pkg['filename']))
+        if not stack_lock.spec_matches(pkg['version'], dist['version']):
+            problems.append('%s: the resolution took %s, which is not a build of %s (another local tag: the index\'s newest build '
+                            'is not the declared CUDA build)' % (pkg['name'], dist['version'], pkg['version']))
         if pkg.get('sha256') and dist.get('sha256') and dist['sha256'] != pkg['sha256']:
             problems.append('%s: the index publishes sha256 %s, the declaration says %s: the file changed upstream or the declared '
                             'sha256 is wrong' % (dist['filename'], dist['sha256'], pkg['sha256']))

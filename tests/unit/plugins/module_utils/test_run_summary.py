@@ -72,7 +72,7 @@ def test_an_upgraded_host_shows_stack_gates_build_verify_switch_and_downtime(res
     entry = host_entry('gpu-01', published, 'ok')
     assert entry['stack']['id'] == resolved['id']
     assert entry['stack']['cuda'] == '13.0' and entry['stack']['cuda_package'] == 'cuda-toolkit-13-0=13.0.2-1'
-    assert entry['stack']['packages'][0].startswith('torch==2.11.0')
+    assert entry['stack']['packages'][0] == resolved['packages'][0]['pip_requirement'] == 'torch>=2.11.0.dev0,<2.11.0a0'
     assert entry['preflight']['passed'] and len(entry['preflight']['gates']) == 13
     assert entry['preflight']['gates'][7] == {
         'gate': 'disk', 'verdict': 'pass', 'detail': '41000 MiB free on /, need 22048',

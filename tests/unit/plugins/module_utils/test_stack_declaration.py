@@ -24,12 +24,38 @@ EXAMPLE = os.path.join(HERE, '..', '..', '..', '..', 'inventories', 'example', '
 REAL_WHEELS = os.path.join(HERE, '..', '..', 'fixtures', 'arch_policy')
 
 
-@pytest.fixture
-def decl():
-    """The shipped declaration, as the role assembles it."""
+def shipped():
+    """The shipped declaration, as the role assembles it (torch and torchvision as nightly specs)."""
     with open(DEFAULTS) as f:
         defaults = yaml.safe_load(f)
     return {key[len('stack_declaration_'):]: value for key, value in defaults.items()}
+
+
+# The build the shipped specs took in the lock of 2025-12-31 (the pin the declaration carried before the specs).
+LOCKED_NIGHTLY = {'torch': '2.11.0.dev20251231+cu130', 'torchvision': '0.26.0.dev20251231+cu130'}
+
+
+@pytest.fixture
+def decl():
+    """The shipped declaration with its nightly specs taken as one locked build: exact versions and file names."""
+    declaration = shipped()
+    for package in declaration['layers'][0]['packages']:
+        package.pop('version_policy')
+        package['version'] = LOCKED_NIGHTLY[package['name']]
+        package['filename'] = '%s-%s-cp312-cp312-manylinux_2_28_x86_64.whl' % (package['name'], package['version'])
+        package['sha256'] = None
+    return declaration
+
+
+def test_the_shipped_declaration_takes_the_newest_nightly_of_torch_2_11_and_its_torchvision():
+    declaration = shipped()
+    assert sd.validate(declaration) == []
+    torch, vision = declaration['layers'][0]['packages']
+    assert (torch['version'], torch['version_policy'], vision['version'], vision['version_policy']) == (
+        '2.11.0.dev*+cu130', 'newest', '0.26.0.dev*+cu130', 'newest')
+    resolved = sd.resolve(declaration)
+    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == ['torch>=2.11.0.dev0,<2.11.0a0',
+                                                                         'torchvision>=0.26.0.dev0,<0.26.0a0']
 
 
 def pkg(declaration, name):
@@ -203,7 +229,41 @@ def test_layer_order_enforced(decl):
 
 def test_version_ranges_refused(decl):
     problems = problems_after(decl, lambda d: pkg(d, 'sglang').update(version='>=0.5.9'))
-    assert problems == ['layer sglang, package sglang: version ">=0.5.9" is not an exact version (no ranges or operators; pin what was reviewed)']
+    assert problems == ['layer sglang, package sglang: version ">=0.5.9" is not an exact version or a nightly spec (X.Y.Z.dev*[+tag] '
+                        'with version_policy: newest); no ranges or operators: pin what was reviewed']
+
+
+def nightly(d, torch='2.11.0.dev*+cu130', vision='0.26.0.dev*+cu130'):
+    for name, version in (('torch', torch), ('torchvision', vision)):
+        pkg(d, name)['version'] = version
+        if '*' in version:
+            pkg(d, name)['version_policy'] = 'newest'
+            pkg(d, name).pop('filename')
+
+
+def test_a_nightly_spec_with_its_torchvision_is_valid_and_resolved_as_a_range(decl):
+    assert problems_after(decl, nightly) == []
+    changed = copy.deepcopy(decl)
+    nightly(changed)
+    resolved = sd.resolve(changed)
+    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == ['torch>=2.11.0.dev0,<2.11.0a0',
+                                                                         'torchvision>=0.26.0.dev0,<0.26.0a0']
+
+
+@pytest.mark.parametrize('mutate, expected', [
+    (lambda d: nightly(d, vision='0.26.0.dev20251231+cu130'), 'declare both as nightly specs with version_policy: newest'),
+    (lambda d: nightly(d, vision='0.25.0.dev*+cu130'), 'torchvision 0.25.0.dev*+cu130 does not follow torch 2.11.0.dev*+cu130: '
+                                                        'that torch ships with torchvision 0.26.0.dev*'),
+    (lambda d: nightly(d, vision='0.26.0.dev*+cu128'), 'version "0.26.0.dev*+cu128" must carry the CUDA tag +cu130'),
+    (lambda d: (nightly(d), pkg(d, 'torch').pop('version_policy')), 'say which build the lock takes with version_policy: newest'),
+    (lambda d: (nightly(d), pkg(d, 'torch').update(filename='torch-2.11.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl')),
+     'leave filename and sha256 out'),
+    (lambda d: pkg(d, 'sglang').update(version='0.5.*'), 'is not an exact version or a nightly spec'),
+    (lambda d: pkg(d, 'sglang').update(version_policy='newest'), 'version_policy "newest" is for a nightly spec'),
+])
+def test_nightly_spec_refusals(decl, mutate, expected):
+    problems = problems_after(decl, mutate)
+    assert any(expected in p for p in problems), problems
 
 
 def test_flashinfer_trio_lock_step(decl):
@@ -510,10 +570,10 @@ def test_policy_not_in_the_digest(decl):
     assert sd.resolve(changed)['id'] == sd.resolve(decl)['id']
 
 
-def test_example_inventory_declares_the_shipped_stack(decl):
+def test_example_inventory_declares_the_shipped_stack():
     with open(EXAMPLE) as handle:
         example = yaml.safe_load(handle)
-    assert example['stack_declaration_layers'] == decl['layers']
+    assert example["stack_declaration_layers"] == shipped()["layers"]
 
 
 # --- Driver floor from the declared toolkit release (issue 16 item 4) and the CUDA apt key (issue 18) ---

@@ -44,6 +44,7 @@ def resolved():
     for pkg, version, filename in ((torch_layer['packages'][0], '2.11.0', 'torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl'),
                                    (torch_layer['packages'][1], '0.26.0', 'torchvision-0.26.0-cp312-cp312-manylinux_2_28_x86_64.whl')):
         pkg.update(version=version, filename=filename, upstream='pypi', index_path='simple', cuda='13.0', sha256=None)
+        pkg.pop('version_policy', None)
     return sd.resolve(decl)
 
 
@@ -106,8 +107,8 @@ wheels = [{ url = "https://example.org/a/tqdm-4.70.1-py3-none-any.whl" }, { url 
         sl.parse_pylock(text)
     assert 'outlines-core 0.1.26: no wheel for cp312 on x86_64-manylinux_2_28 in the resolution (only a source distribution)' in str(err.value)
     assert 'tqdm' not in str(err.value)
-    assert sl.parse_pylock(text.split('[[packages]]')[0] + '[[packages]]' + text.split('[[packages]]')[2])[0]['filename'] == \
-        'tqdm-4.70.1-py3-none-any.whl'
+    head, dummy, tqdm = text.split('[[packages]]')
+    assert sl.parse_pylock(head + '[[packages]]' + tqdm)[0]['filename'] == 'tqdm-4.70.1-py3-none-any.whl'
 
 
 def test_layers_take_each_distribution_where_it_is_first_needed(resolved):
@@ -177,6 +178,49 @@ def test_another_python_or_platform_refuses_the_lock(resolved):
     other = copy.deepcopy(resolved)
     other['python'] = dict(other['python'], platform='x86_64-manylinux_2_36')
     assert 'platform: locked "x86_64-manylinux_2_28", declared "x86_64-manylinux_2_36"' in sl.lock_problems(lock, other)[0]
+
+
+def test_a_nightly_spec_takes_the_locked_builds_and_their_rules(resolved):
+    """torch and torchvision declared as nightly specs: the lock records the builds; resolving with it puts them in the
+    declaration, and the exact rules (torchvision the build of that torch) hold again on them."""
+    lock = make_lock(resolved)
+    spec = copy.deepcopy(resolved)
+    for pkg, version in ((spec['packages'][0], '2.11.0.dev*+cu130'), (spec['packages'][1], '0.26.0.dev*+cu130')):
+        pkg.update(version=version, version_policy='newest', filename=None, sha256=None, cuda=None)
+    spec['layers'][0]['packages'] = spec['packages'][:2]
+    nightly_lock = copy.deepcopy(lock)
+    nightly_lock['inputs'] = sl.lock_inputs(spec)
+    builds = {'torch': ('2.11.0.dev20251231+cu130', 'torch-2.11.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl'),
+              'torchvision': ('0.26.0.dev20251231+cu130', 'torchvision-0.26.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl')}
+    for dist in nightly_lock['layers'][0]['distributions']:
+        if dist['name'] in builds:
+            dist['version'], dist['filename'] = builds[dist['name']]
+    nightly_lock['digest'] = sl.lock_digest(nightly_lock)
+    assert sl.lock_problems(nightly_lock, spec) == []
+    taken = sd.resolve(copy.deepcopy(spec), lock=nightly_lock)
+    torch = taken['packages'][0]
+    assert (torch['version'], torch['version_spec'], torch['pip_requirement']) == (
+        '2.11.0.dev20251231+cu130', '2.11.0.dev*+cu130', 'torch==2.11.0.dev20251231+cu130')
+    assert taken['packages'][1]['filename'] == builds['torchvision'][1]
+    # A lock whose torchvision is of another nightly than its torch breaks the exact rule: refused.
+    for dist in nightly_lock['layers'][0]['distributions']:
+        if dist['name'] == 'torchvision':
+            dist['version'] = '0.26.0.dev20251230+cu130'
+    nightly_lock['digest'] = sl.lock_digest(nightly_lock)
+    with pytest.raises(sd.StackDeclarationError, match='the builds it took break a rule: torchvision 0.26.0.dev20251230'):
+        sd.resolve(copy.deepcopy(spec), lock=nightly_lock)
+
+
+@pytest.mark.parametrize('version, chosen, ok', [
+    ('2.11.0.dev*+cu130', '2.11.0.dev20251231+cu130', True),
+    ('2.11.0.dev*+cu130', '2.11.0.dev20251231+cu128', False),
+    ('2.11.0.dev*+cu130', '2.11.0+cu130', False),
+    ('2.11.0.dev*+cu130', '2.11.1.dev20251231+cu130', False),
+    ('2.11.0.dev*', '2.11.0.dev20251231', True),
+    ('2.11.0', '2.11.0', True),
+])
+def test_spec_matches(version, chosen, ok):
+    assert sl.spec_matches(version, chosen) is ok
 
 
 def test_uv_searches_torch_s_index_before_the_requirements_index():
