@@ -32,26 +32,21 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
-def download(open_url, url, dest, max_bytes, expected_sha256=None, expected_size=None):
-    """GET ``url`` into ``dest`` atomically; returns (sha256, size).
+def stream_to_file(response, url, dest, limit, why, announced=None, expected_sha256=None):
+    """Write an HTTP response body to ``dest`` atomically; returns (sha256, size).
 
-    ``open_url(url)`` returns (response with read(n), HTTP status, message, Content-Length or None). A Content-Length or
-    a body above ``max_bytes`` (or above the lock's size, when known) is refused before it fills the disk. With
-    ``expected_sha256`` a body that hashes otherwise is discarded and refused, naming both hashes; ``dest`` is written
-    only when it matches.
+    ``limit`` bytes at the most (``why`` says where that number comes from): a Content-Length (``announced``) above it
+    is refused before the body is read, and the body is read in blocks that stop at limit + 1 bytes, so a larger answer
+    is refused before that block is hashed or written and never fills the disk. With ``expected_sha256`` a body that
+    hashes otherwise is discarded and refused, naming both hashes. The body goes to a temporary file beside ``dest``,
+    renamed into place only when complete (and matching).
     """
-    limit = int(expected_size) if expected_size else int(max_bytes)
-    why = 'the size in the lock' if expected_size else 'the download cap, stack_declaration_download_max_mb'
-    response, status, message, announced = open_url(url)
-    if response is None or status != 200:
-        raise WheelFetchError('%s: not fetched (HTTP %s: %s)' % (url, status, message or 'no answer'))
-    if str(announced or '').isdigit() and int(announced) > limit:
+    if str(announced or '').strip().isdigit() and int(str(announced).strip()) > limit:
         raise WheelFetchError('%s: refused: the server announces %s bytes, more than the %d allowed (%s); nothing was read'
-                              % (url, announced, limit, why))
+                              % (url, str(announced).strip(), limit, why))
     digest = hashlib.sha256()
     size = 0
-    directory = os.path.dirname(dest) or '.'
-    handle, tmp = tempfile.mkstemp(dir=directory, prefix='.partial-')
+    handle, tmp = tempfile.mkstemp(dir=os.path.dirname(dest) or '.', prefix='.partial-')
     try:
         with os.fdopen(handle, 'wb') as out:
             while True:
@@ -78,6 +73,20 @@ def download(open_url, url, dest, max_bytes, expected_sha256=None, expected_size
         if os.path.exists(tmp):
             os.unlink(tmp)
     return actual, size
+
+
+def download(open_url, url, dest, max_bytes, expected_sha256=None, expected_size=None):
+    """GET ``url`` into ``dest`` (stream_to_file); returns (sha256, size).
+
+    ``open_url(url)`` returns (response with read(n), HTTP status, message, Content-Length or None). The limit is the
+    lock's size of the file when known, else ``max_bytes`` (the declaration's download cap).
+    """
+    limit = int(expected_size) if expected_size else int(max_bytes)
+    why = 'the size in the lock' if expected_size else 'the download cap, stack_declaration_download_max_mb'
+    response, status, message, announced = open_url(url)
+    if response is None or status != 200:
+        raise WheelFetchError('%s: not fetched (HTTP %s: %s)' % (url, status, message or 'no answer'))
+    return stream_to_file(response, url, dest, limit, why, announced, expected_sha256)
 
 
 def check_file(path, expected_sha256):

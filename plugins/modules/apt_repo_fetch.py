@@ -147,10 +147,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 from ansible.module_utils.urls import fetch_url
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import apt_repo
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import apt_repo, wheel_fetch
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils.wheel_fetch import sha256_file
 
 RECORD = 'fetch.json'
-CHUNK = 1024 * 1024
 # InRelease, Release and Release.gpg: nothing gives their size before they are verified. apt caps them at
 # Acquire::MaxReleaseFileSize, 10,000,000 bytes by default (apt-pkg/acquire-item.cc); NVIDIA's are a few kB.
 MAX_SIGNED_BYTES = 10 * 1000 * 1000
@@ -164,21 +164,12 @@ class FetchError(Exception):
     """A failure whose message names the URL or file and the cause."""
 
 
-def sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for block in iter(lambda: handle.read(CHUNK), b''):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _download(module, url, path, limit, missing_ok=False):
-    """GET url into path (atomically); returns (sha256, size), or None for a 404 when missing_ok.
+    """GET url into path (atomically, wheel_fetch.stream_to_file); returns (sha256, size), or None for a 404 when missing_ok.
 
     ``limit`` is (bytes, where that number comes from), known before the request: the signed Release's size of an
     index, the signed Packages' Size of a .deb, MAX_SIGNED_BYTES for InRelease, Release and Release.gpg. A
-    Content-Length above it is refused before the body is read, and the body is read in blocks that stop at
-    limit + 1 bytes, so a larger answer is refused before that block is hashed or written and never fills the disk.
+    Content-Length above it is refused before the body is read, and a larger body is refused before it fills the disk.
     """
     response, info = fetch_url(module, url, timeout=module.params['timeout'])
     status = info.get('status', -1)
@@ -186,35 +177,10 @@ def _download(module, url, path, limit, missing_ok=False):
         return None
     if response is None or status != 200:
         raise FetchError('%s: not fetched (HTTP %s: %s)' % (url, status, info.get('msg', 'no answer')))
-    limit, why = limit
-    announced = str(info.get('content-length') or '').strip()
-    if announced.isdigit() and int(announced) > limit:
-        raise FetchError('%s: refused: the server announces %s bytes, more than the %d allowed (%s); nothing was read'
-                         % (url, announced, limit, why))
-    digest = hashlib.sha256()
-    size = 0
-    handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.partial-')
     try:
-        with os.fdopen(handle, 'wb') as out:
-            while True:
-                try:
-                    block = response.read(min(CHUNK, limit + 1 - size))
-                except Exception as exc:  # pylint: disable=broad-except
-                    raise FetchError('%s: transfer broke off after %d bytes (%s)' % (url, size, to_native(exc)))
-                if not block:
-                    break
-                if size + len(block) > limit:
-                    raise FetchError('%s: refused: more than the %d bytes allowed (%s); the download was stopped there and '
-                                     'discarded' % (url, limit, why))
-                digest.update(block)
-                size += len(block)
-                out.write(block)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return digest.hexdigest(), size
+        return wheel_fetch.stream_to_file(response, url, path, limit[0], limit[1], info.get('content-length'))
+    except wheel_fetch.WheelFetchError as exc:
+        raise FetchError(to_native(exc))
 
 
 def _check(url, path, actual, expected, what):
