@@ -54,8 +54,8 @@ def test_the_shipped_declaration_takes_the_newest_nightly_of_torch_2_11_and_its_
     assert (torch['version'], torch['version_policy'], vision['version'], vision['version_policy']) == (
         '2.11.0.dev*+cu130', 'newest', '0.26.0.dev*+cu130', 'newest')
     resolved = sd.resolve(declaration)
-    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == ['torch>=2.11.0.dev0,<2.11.0a0',
-                                                                         'torchvision>=0.26.0.dev0,<0.26.0a0']
+    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == [
+        'torch>=2.11.0.dev0,<2.11.0a0', 'torchvision>=0.26.0.dev0,<0.26.0a0']
 
 
 def pkg(declaration, name):
@@ -246,14 +246,14 @@ def test_a_nightly_spec_with_its_torchvision_is_valid_and_resolved_as_a_range(de
     changed = copy.deepcopy(decl)
     nightly(changed)
     resolved = sd.resolve(changed)
-    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == ['torch>=2.11.0.dev0,<2.11.0a0',
-                                                                         'torchvision>=0.26.0.dev0,<0.26.0a0']
+    assert [p['pip_requirement'] for p in resolved['packages'][:2]] == [
+        'torch>=2.11.0.dev0,<2.11.0a0', 'torchvision>=0.26.0.dev0,<0.26.0a0']
 
 
 @pytest.mark.parametrize('mutate, expected', [
     (lambda d: nightly(d, vision='0.26.0.dev20251231+cu130'), 'declare both as nightly specs with version_policy: newest'),
-    (lambda d: nightly(d, vision='0.25.0.dev*+cu130'), 'torchvision 0.25.0.dev*+cu130 does not follow torch 2.11.0.dev*+cu130: '
-                                                        'that torch ships with torchvision 0.26.0.dev*'),
+    (lambda d: nightly(d, vision='0.25.0.dev*+cu130'),
+     'torchvision 0.25.0.dev*+cu130 does not follow torch 2.11.0.dev*+cu130: that torch ships with torchvision 0.26.0.dev*'),
     (lambda d: nightly(d, vision='0.26.0.dev*+cu128'), 'version "0.26.0.dev*+cu128" must carry the CUDA tag +cu130'),
     (lambda d: (nightly(d), pkg(d, 'torch').pop('version_policy')), 'say which build the lock takes with version_policy: newest'),
     (lambda d: (nightly(d), pkg(d, 'torch').update(filename='torch-2.11.0.dev20251231+cu130-cp312-cp312-manylinux_2_28_x86_64.whl')),
