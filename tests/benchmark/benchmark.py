@@ -95,6 +95,8 @@ def write_inventory(count):
 def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, 'build', 'collections'),
                ANSIBLE_PIPELINING=str(pipelining), ANSIBLE_FORKS=str(forks), MOLECULE_PROJECT_DIRECTORY=ROOT,
+               # The shared test group_vars keep the stack locks the upgrade makes in the scenario's directory.
+               MOLECULE_EPHEMERAL_DIRECTORY=OUT,
                ANSIBLE_HOST_KEY_CHECKING='False', PATH=VENV_BIN + os.pathsep + os.environ['PATH'])
     cmd = [os.path.join(VENV_BIN, 'ansible-playbook'), '-i', inv, book, '-e', json.dumps(extra or {})]
     if limit:
