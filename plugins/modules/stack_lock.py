@@ -139,13 +139,17 @@ from ansible.module_utils.urls import fetch_url
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import report_file, stack_lock, wheel_fetch
 
 
+# Its own User-Agent: a mirror's log tells the lock step's requests from the upgrade's downloads.
+HTTP_AGENT = 'gpuops-stack-lock'
+
+
 class _Opener(object):
     def __init__(self, module, timeout):
         self.module = module
         self.timeout = timeout
 
     def __call__(self, url):
-        response, info = fetch_url(self.module, url, timeout=self.timeout)
+        response, info = fetch_url(self.module, url, timeout=self.timeout, http_agent=HTTP_AGENT)
         return response, info.get('status', -1), info.get('msg'), info.get('content-length')
 
 

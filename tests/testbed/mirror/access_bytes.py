@@ -4,13 +4,17 @@
 """Sum what the test mirror served, per client, from its JSON-lines access log (mirror_server.py).
 
     access_bytes.py --log build/mirror-logs/access.jsonl --since 2026-01-01T12:00:00.000Z --until 2026-01-01T12:05:00.000Z \
-        [--client 172.18.0.1 --client 172.18.0.5 ...] [--path-prefix /pypi/ --path-prefix /pytorch/ ...]
+        [--client 172.18.0.1 --client 172.18.0.5 ...] [--path-prefix /pypi/ --path-prefix /pytorch/ ...] \
+        [--exclude-agent uv/ --exclude-agent gpuops-stack-lock ...]
     access_bytes.py --log build/mirror-logs/access.jsonl --who /some-unique-probe-path
 
 The first form prints one JSON object: for each client address, the number of requests, ``bytes``
 (everything written to the socket: status line, headers, body) and ``body_bytes``, summed over the
 requests logged in [since, until] whose path starts with one of the prefixes (all paths when none is
-given) and whose client is one of --client (all clients when none is given); plus the total over them.
+given), whose client is one of --client (all clients when none is given) and whose User-Agent starts with none of
+--exclude-agent; plus the total over them. (Every scenario's lock step runs on the controller, uv and the module
+stack_lock with their own User-Agents: a window that measures what the upgrade fetches leaves them out, since scenarios
+running side by side share the controller's address.)
 Clients that were asked for but made no request are listed with zeros, so that "this host fetched
 nothing" is an explicit 0, not a missing key.
 
@@ -50,7 +54,7 @@ def read_log(path: str):
                 raise SystemExit(f"access_bytes: {path}:{number}: not a JSON line ({exc})") from exc
 
 
-def summarize(entries, since, until, clients=(), prefixes=()):
+def summarize(entries, since, until, clients=(), prefixes=(), exclude_agents=()):
     wanted = set(clients)
     per_client = {client: {"requests": 0, "bytes": 0, "body_bytes": 0} for client in clients}
     for entry in entries:
@@ -60,6 +64,8 @@ def summarize(entries, since, until, clients=(), prefixes=()):
         if wanted and entry["client"] not in wanted:
             continue
         if prefixes and not str(entry.get("path", "")).startswith(tuple(prefixes)):
+            continue
+        if exclude_agents and str(entry.get("user_agent", "")).startswith(tuple(exclude_agents)):
             continue
         row = per_client.setdefault(entry["client"], {"requests": 0, "bytes": 0, "body_bytes": 0})
         row["requests"] += 1
@@ -85,6 +91,8 @@ def main(argv=None) -> int:
     ap.add_argument("--until", help="window end, ISO 8601 (UTC when no offset)")
     ap.add_argument("--client", action="append", default=[], help="client address to count (repeat; default: all)")
     ap.add_argument("--path-prefix", action="append", default=[], help="count only paths starting with this (repeat)")
+    ap.add_argument("--exclude-agent", action="append", default=[],
+                    help="leave out requests whose User-Agent starts with this (repeat)")
     ap.add_argument("--who", metavar="PATH", help="print the client address of the last request for exactly PATH")
     args = ap.parse_args(argv)
     if args.who:
@@ -99,7 +107,7 @@ def main(argv=None) -> int:
     since, until = parse_time(args.since), parse_time(args.until)
     if until < since:
         ap.error(f"--until {args.until} is before --since {args.since}")
-    print(json.dumps(summarize(read_log(args.log), since, until, args.client, args.path_prefix), indent=1, sort_keys=True))
+    print(json.dumps(summarize(read_log(args.log), since, until, args.client, args.path_prefix, args.exclude_agent), indent=1, sort_keys=True))
     return 0
 
 
