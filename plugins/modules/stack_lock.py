@@ -147,9 +147,11 @@ class _Opener(object):
     def __init__(self, module, timeout):
         self.module = module
         self.timeout = timeout
+        # fetch_url takes the User-Agent from the module's http_agent parameter.
+        module.params['http_agent'] = HTTP_AGENT
 
     def __call__(self, url):
-        response, info = fetch_url(self.module, url, timeout=self.timeout, http_agent=HTTP_AGENT)
+        response, info = fetch_url(self.module, url, timeout=self.timeout)
         return response, info.get('status', -1), info.get('msg'), info.get('content-length')
 
 
