@@ -32,6 +32,16 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
+def map_url(url, url_map, reverse=False):
+    """``url`` with the first matching prefix of ``url_map`` rewritten (each rule ``from`` -> ``to``; ``reverse``:
+    ``to`` -> ``from``): where the controller reaches a source that the hosts reach under another URL."""
+    for rule in url_map or []:
+        old, new = (rule.get('to'), rule.get('from')) if reverse else (rule.get('from'), rule.get('to'))
+        if old and url and url.startswith(old):
+            return (new or '') + url[len(old):]
+    return url
+
+
 def stream_to_file(response, url, dest, limit, why, announced=None, expected_sha256=None):
     """Write an HTTP response body to ``dest`` atomically; returns (sha256, size).
 

@@ -194,7 +194,7 @@ def _direct(module, opener, pkg, url_map):
         return {'name': pkg['name'], 'version': str(pkg['version']), 'filename': pkg.get('filename') or stack_lock.wheel_filename(pkg['url']),
                 'url': pkg['url'], 'sha256': pkg.get('sha256'), 'size': pkg.get('size')}
     page_url = '%s/%s/' % (pkg['index_url'].rstrip('/'), stack_lock.normalize_name(pkg['name']))
-    declared_page = _map(page_url, url_map, reverse=True)
+    declared_page = wheel_fetch.map_url(page_url, url_map, reverse=True)
     response, status, message, dummy = opener(page_url)
     if response is None or status != 200:
         module.fail_json(msg='LOCK: %s %s: the index page %s was not fetched (HTTP %s: %s). Nothing was written and no host was '
@@ -233,22 +233,14 @@ def _fill_hashes(module, opener, dists, max_bytes):
     return computed
 
 
-def _map(url, url_map, reverse=False):
-    for rule in url_map:
-        old, new = (rule.get('to'), rule.get('from')) if reverse else (rule.get('from'), rule.get('to'))
-        if old and url and url.startswith(old):
-            return new + url[len(old):]
-    return url
-
-
 def _through(resolved, url_map):
     """The declaration as the controller reaches it (the url_map applied to every index and URL)."""
     mapped = dict(resolved)
-    mapped['packages'] = [dict(pkg, index_url=_map(pkg.get('index_url'), url_map), url=_map(pkg.get('url'), url_map))
+    mapped['packages'] = [dict(pkg, index_url=wheel_fetch.map_url(pkg.get('index_url'), url_map), url=wheel_fetch.map_url(pkg.get('url'), url_map))
                           for pkg in resolved['packages']]
     by_name = dict((pkg['name'], pkg) for pkg in mapped['packages'])
     mapped['layers'] = [dict(layer, packages=[by_name[pkg['name']] for pkg in layer['packages']]) for layer in resolved['layers']]
-    mapped['requirements_index_url'] = _map(stack_lock.requirements_index_url(resolved), url_map)
+    mapped['requirements_index_url'] = wheel_fetch.map_url(stack_lock.requirements_index_url(resolved), url_map)
     return mapped
 
 
@@ -306,7 +298,7 @@ def make_lock(module, declared):
     everything = [dist for layer in names for dist in per_layer[layer]]
     computed = _fill_hashes(module, opener, everything, max_bytes)
     for dist in everything:
-        dist['url'] = _map(dist['url'], url_map, reverse=True)
+        dist['url'] = wheel_fetch.map_url(dist['url'], url_map, reverse=True)
     rc, version, dummy = module.run_command([uv, '--version'])
     lock = stack_lock.build_lock(declared, per_layer, {'tool': 'uv', 'version': version.strip() if rc == 0 else 'unknown',
                                                        'platform': stack_lock.platform_of(resolved)})

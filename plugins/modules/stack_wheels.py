@@ -65,8 +65,8 @@ options:
     default: 4
   url_map:
     description:
-      - Rewrites of the locked URLs to what this machine reaches, each C(from) (a URL prefix) and C(to), applied in order
-        (the controller's C(fleet_wheelhouse_url_map)).
+      - Rewrites of the locked URLs to what this machine reaches, each C(from) (a URL prefix) and C(to), the first matching
+        rule wins (the controller's C(fleet_wheelhouse_url_map)).
     type: list
     elements: dict
     default: []
@@ -129,13 +129,6 @@ def _opener(module):
     return opener
 
 
-def _mapped(url, url_map):
-    for rule in url_map:
-        if rule.get('from') and url.startswith(rule['from']):
-            url = rule.get('to', '') + url[len(rule['from']):]
-    return url
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -160,7 +153,7 @@ def main():
     if bad:
         module.fail_json(msg='LOCK %s: distributions without name, version, file name, URL or sha256 in the lock: %s' % (label, ', '.join(bad)))
     result = dict(changed=False, fetched=[], installed=[], checked=0)
-    dists = [dict(d, url=_mapped(str(d['url']), params['url_map'])) for d in dists]
+    dists = [dict(d, url=wheel_fetch.map_url(str(d['url']), params['url_map'])) for d in dists]
     plain = sorted(set(d['url'].split('/')[2] for d in dists if d['url'].lower().startswith('http://')))
     if plain and not params['allow_insecure_http']:
         module.fail_json(msg='LOCK %s: plain-HTTP sources (%s): what comes over them is readable and replaceable on the path. Serve them '

@@ -301,3 +301,13 @@ def test_pip_gets_the_checked_files_with_their_hashes_and_nothing_else():
     assert wf.hashed_requirements(dists, {'tqdm': '/w/tqdm.whl'}) == '/w/tqdm.whl --hash=sha256:%s\n' % ('a' * 64)
     argv = wf.pip_install_argv('/v/bin/python', '/w/req.txt')
     assert {'--no-deps', '--no-index', '--require-hashes'} <= set(argv)
+
+
+def test_one_url_map_for_the_lock_step_and_the_downloads():
+    rules = [{'from': 'http://upstream-mirror:8080', 'to': 'http://127.0.0.1:18080'},
+             {'from': 'http://127.0.0.1:18080', 'to': 'http://elsewhere'}]
+    # The first matching rule wins; the reverse maps what the controller reached back to the hosts' URL.
+    assert wf.map_url('http://upstream-mirror:8080/pypi/simple', rules) == 'http://127.0.0.1:18080/pypi/simple'
+    assert wf.map_url('http://127.0.0.1:18080/pypi/x.whl', rules[:1], reverse=True) == 'http://upstream-mirror:8080/pypi/x.whl'
+    assert wf.map_url('https://pypi.org/simple', rules) == 'https://pypi.org/simple'
+    assert wf.map_url(None, rules) is None
