@@ -20,6 +20,12 @@ description:
   - Then, when O(venv) is given, installs the distributions the virtualenv does not hold at the locked version with
     pip C(--no-deps --no-index --require-hashes) from those files, so pip never resolves and never reaches an index.
   - Without O(venv) it only fills the wheelhouse (the controller's download-once mode).
+  - With O(share_root), files identical between the stacks under that root are one inode
+    (C(<share_root>/store), M(gpuops.sglang_stack.stack_store) removes what no stack links any more). A locked wheel the
+    store holds is linked into O(wheelhouse) instead of fetched (it is still hashed before use); a distribution whose
+    wheel an earlier stack installed is laid out from the store by hard links (console scripts rewritten for this
+    virtualenv) instead of unpacked by pip; what pip installs is put in the store once every file still hashes as its
+    RECORD says. Nothing is written through a shared file: each is replaced by a rename.
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:
@@ -70,6 +76,12 @@ options:
     type: list
     elements: dict
     default: []
+  share_root:
+    description:
+      - The stack layout's root (C(/opt/sglang)); its C(store) directory holds the files shared between its stacks. It
+        must be on the virtualenv's file system (else nothing is shared, and the result says why). Omitted, nothing
+        is shared.
+    type: path
   allow_insecure_http:
     description:
       - Fetch from plain C(http://) URLs (the resolved declaration's C(insecure_http.allowed)); without it such a URL is
@@ -88,6 +100,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+linked:
+  description: The files of this layer linked from the store (wheels, and installed files), and the bytes they did not cost.
+  returned: always
+  type: dict
+  sample: {wheels: 3, files: 21034, reused: [torch==2.11.0], shared_bytes: 0, not_shared: []}
 fetched:
   description: The files downloaded by this run (or, in check mode, that it would download).
   returned: always
@@ -114,7 +131,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom, stack_lock, wheel_fetch
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_bom, stack_lock, stack_store, wheel_fetch
 
 
 def _opener(module):
@@ -142,6 +159,7 @@ def main():
             workers=dict(type='int', default=4),
             url_map=dict(type='list', elements='dict', default=[]),
             allow_insecure_http=dict(type='bool', default=False),
+            share_root=dict(type='path'),
         ),
         supports_check_mode=True,
     )
@@ -152,7 +170,8 @@ def main():
            if not all(d.get(key) for key in ('name', 'version', 'filename', 'url', 'sha256')) or os.path.basename(d['filename']) != d['filename']]
     if bad:
         module.fail_json(msg='LOCK %s: distributions without name, version, file name, URL or sha256 in the lock: %s' % (label, ', '.join(bad)))
-    result = dict(changed=False, fetched=[], installed=[], checked=0)
+    result = dict(changed=False, fetched=[], installed=[], checked=0,
+                  linked=dict(wheels=0, files=0, reused=[], shared_bytes=0, not_shared=[]))
     dists = [dict(d, url=wheel_fetch.map_url(str(d['url']), params['url_map'])) for d in dists]
     plain = sorted(set(d['url'].split('/')[2] for d in dists if d['url'].lower().startswith('http://')))
     if plain and not params['allow_insecure_http']:
@@ -170,7 +189,16 @@ def main():
         wanted = [d for d in dists if (have.get(stack_lock.normalize_name(d['name'])) or {}).get('version') != str(d['version'])]
 
     wheelhouse = params['wheelhouse']
+    store = stack_store.store_dir(params['share_root']) if params['share_root'] else None
+    # The distributions an earlier stack installed from the same locked wheel: laid out from the store, not unpacked.
+    manifests = {}
+    if store and params['venv']:
+        for dist in wanted:
+            manifest = stack_store.load_manifest(store, dist['sha256'])
+            if manifest:
+                manifests[dist['name']] = manifest
     if module.check_mode:
+        result['linked']['reused'] = ['%s==%s' % (d['name'], d['version']) for d in wanted if d['name'] in manifests]
         present = [d for d in wanted if os.path.isfile(os.path.join(wheelhouse, d['filename']))]
         try:
             for dist in present:
@@ -178,7 +206,8 @@ def main():
         except wheel_fetch.WheelFetchError as exc:
             module.fail_json(msg='LOCK %s: %s' % (label, exc), **result)
         result['checked'] = len(present)
-        result['fetched'] = [d['filename'] for d in wanted if d not in present]
+        result['fetched'] = [d['filename'] for d in wanted if d not in present
+                             and not (store and os.path.isfile(stack_store.object_path(store, d['sha256'], 0o644)))]
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted] if params['venv'] else []
         result['changed'] = bool(result['fetched'] or result['installed'])
         result['msg'] = '%s: would fetch %d files, install %d distributions' % (label, len(result['fetched']), len(result['installed']))
@@ -190,6 +219,12 @@ def main():
     for entry in os.listdir(wheelhouse):
         if entry.startswith(('.partial-', '.locked-')):
             os.unlink(os.path.join(wheelhouse, entry))
+    if store:
+        stack_store.ensure_store(store)
+        for dist in wanted:
+            dest = os.path.join(wheelhouse, dist['filename'])
+            if not os.path.exists(dest) and stack_store.link_wheel(store, dist['sha256'], dest):
+                result['linked']['wheels'] += 1
     try:
         paths, fetched = wheel_fetch.ensure_wheels(wanted, wheelhouse, _opener(module) if params['source'] == 'url' else None,
                                                    params['max_bytes'], params['workers'])
@@ -199,11 +234,26 @@ def main():
     result['fetched'] = [os.path.basename(paths[name]) for name in fetched]
     result['changed'] = bool(fetched)
 
-    if params['venv'] and wanted:
+    if store:
+        # Every checked wheel is kept once for the stacks to come (a download, or a copy from the controller).
+        for dist in wanted:
+            stack_store.put_file(store, paths[dist['name']], dist['sha256'], 0o644)
+    if params['venv'] and manifests:
+        try:
+            for dist in wanted:
+                if dist['name'] in manifests:
+                    result['linked']['files'] += stack_store.materialize(store, params['venv'], site, manifests[dist['name']])
+                    result['linked']['reused'].append('%s==%s' % (dist['name'], dist['version']))
+        except (OSError, stack_store.StoreError) as exc:
+            module.fail_json(msg='STORE %s: could not lay out %s from the store %s: %s. The stack is not complete; the serving stack '
+                                 'is untouched.' % (label, dist['name'], store, exc), **result)
+        result['changed'] = True
+    unpack = [d for d in wanted if d['name'] not in manifests]
+    if params['venv'] and unpack:
         handle, requirements = tempfile.mkstemp(prefix='.locked-', suffix='.txt', dir=wheelhouse)
         try:
             with os.fdopen(handle, 'w') as out:
-                out.write(wheel_fetch.hashed_requirements(wanted, paths))
+                out.write(wheel_fetch.hashed_requirements(unpack, paths))
             argv = wheel_fetch.pip_install_argv(os.path.join(params['venv'], 'bin', 'python'), requirements)
             rc, stdout, stderr = module.run_command(argv)
         finally:
@@ -211,10 +261,21 @@ def main():
         if rc != 0:
             module.fail_json(msg='LOCK %s: pip could not install the checked files: %s' % (label, (stderr or stdout).strip()[-3000:]),
                              cmd=argv, **result)
-        result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted]
         result['changed'] = True
-    result['msg'] = '%s: %d files checked, %d fetched, %d distributions installed' % (
-        label, result['checked'], len(result['fetched']), len(result['installed']))
+        if store:
+            installed = stack_bom.read_installed(site)['distributions']
+            for dist in unpack:
+                dist_info = (installed.get(stack_lock.normalize_name(dist['name'])) or {}).get('dist_info')
+                files, saved = stack_store.ingest(store, params['venv'], site, dist_info, dist['sha256'], dist['name'], str(dist['version'])) \
+                    if dist_info else (0, '%s: not installed' % dist['name'])
+                if files:
+                    result['linked']['shared_bytes'] += saved
+                else:
+                    result['linked']['not_shared'].append(saved)
+    if params['venv']:
+        result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted]
+    result['msg'] = '%s: %d files checked, %d fetched, %d distributions installed (%d laid out from the store)' % (
+        label, result['checked'], len(result['fetched']), len(result['installed']), len(result['linked']['reused']))
     module.exit_json(**result)
 
 

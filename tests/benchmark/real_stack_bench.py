@@ -1,0 +1,119 @@
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark of the upgrade on the real stack (issue 15 item 6; a benchmark, not a timed test).
+
+One Debian 12 container prepared as molecule's real_stack scenario prepares it (the GPU stand-in), the real wheels
+from the test mirror (torch 2.11.0 cu130 and its nvidia libraries, flashinfer, sglang 0.5.9 and its closure: 169
+distributions). Each round starts from a host without stacks or store and measures, with upgrade.yml (no switch:
+real_stack's host_vars):
+  - full: the first build of stack A (every wheel fetched and unpacked);
+  - noop: the same upgrade again (changed count);
+  - sglang: an upgrade whose only change is the sglang layer's declaration (one requirement more, its own lock):
+    stack B beside A, with the files fetched (wheels in B that are not A's) and the disk of A and B together.
+Prints the medians and ratios for docs/performance.md; raw samples in build/benchmark/results-real-stack.json.
+Usage (repository root, after scripts/test-all.sh build testbed):
+  .venv/bin/python tests/benchmark/real_stack_bench.py --runs 3
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import benchmark  # noqa: E402  pylint: disable=wrong-import-position
+
+ROOT = benchmark.ROOT
+OUT = benchmark.OUT
+HOST = benchmark.PREFIX + 'real'
+CHECKER = os.path.join(ROOT, 'molecule', 'real_stack', 'files', 'share_check.py')
+
+
+def write_inventory():
+    inv = os.path.join(OUT, 'inventory-real')
+    os.makedirs(os.path.join(inv, 'host_vars'), exist_ok=True)
+    for link, target in (('group_vars', os.path.join(ROOT, 'molecule', 'resources', 'inventory', 'group_vars')),
+                         (os.path.join('host_vars', HOST + '.yml'), os.path.join(ROOT, 'molecule', 'real_stack', 'host_vars', 'sglang-real-d12.yml'))):
+        if not os.path.islink(os.path.join(inv, link)):
+            os.symlink(target, os.path.join(inv, link))
+    with open(os.path.join(inv, 'hosts.yml'), 'w') as handle:
+        json.dump({'sglang_gpu_hosts': {'hosts': {HOST: {}}, 'vars': {'ansible_connection': 'community.docker.docker'}}}, handle)
+    return inv
+
+
+def on_host(*argv):
+    return benchmark.sh(['docker', 'exec', HOST] + list(argv)).stdout
+
+
+def plus_layers():
+    """The declaration's layers with one requirement more in the sglang layer (as molecule/real_stack's lock checks)."""
+    import yaml
+    with open(os.path.join(ROOT, 'molecule', 'real_stack', 'host_vars', 'sglang-real-d12.yml')) as handle:
+        layers = yaml.safe_load(handle)['stack_declaration_layers']
+    for layer in layers:
+        if layer['name'] == 'sglang':
+            layer['requirements'] = layer['requirements'] + ['tabulate']
+    return layers
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--runs', type=int, default=3)
+    args = parser.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    inv = write_inventory()
+    upgrade = os.path.join(ROOT, 'playbooks', 'upgrade.yml')
+    lock = os.path.join(ROOT, 'playbooks', 'lock.yml')
+    layers_b = plus_layers()
+    vars_b = {'stack_declaration_layers': layers_b, 'stack_declaration_lock_file': os.path.join(OUT, 'stack.plus.lock.json')}
+    subprocess.run(['docker', 'rm', '-f', HOST], capture_output=True, check=False)
+    benchmark.sh(['docker', 'run', '-d', '--name', HOST, '--hostname', HOST, '--network', 'sglang-stack-testnet', '--cap-add', 'SYS_ADMIN',
+                  '--tmpfs', '/run', '--tmpfs', '/run/lock', '-v', '/sys/fs/cgroup:/sys/fs/cgroup:ro', benchmark.IMAGE, '/lib/systemd/systemd'])
+    time.sleep(3)
+    benchmark.playbook(inv, os.path.join(ROOT, 'molecule', 'real_stack', 'prepare.yml'))
+    # The two locks, once (the site's step; not part of an upgrade's time).
+    for path in (os.path.join(OUT, 'stack.lock.json'), vars_b['stack_declaration_lock_file']):
+        if os.path.exists(path):
+            os.unlink(path)
+    benchmark.playbook(inv, lock)
+    benchmark.playbook(inv, lock, vars_b)
+    r = {'full': [], 'noop': [], 'noop_changed': [], 'sglang': [], 'fetched_b': [], 'wheels_b': [], 'disk': []}
+    for dummy in range(args.runs):
+        on_host('rm', '-rf', '/opt/sglang/stacks', '/opt/sglang/store', '/opt/sglang/current', '/opt/sglang/previous')
+        r['full'].append(benchmark.playbook(inv, upgrade)[0])
+        wall, changed = benchmark.playbook(inv, upgrade)
+        r['noop'].append(wall)
+        r['noop_changed'].append(changed)
+        r['sglang'].append(benchmark.playbook(inv, upgrade, vars_b)[0])
+        stacks = sorted(on_host('ls', '/opt/sglang/stacks').split())
+        stack_a, stack_b = ['/opt/sglang/stacks/' + name for name in
+                            sorted(stacks, key=lambda name: on_host('stat', '-c', '%Y', '/opt/sglang/stacks/' + name))]
+        # A wheel of B fetched by B's build is a file of its own; one linked from the store is A's inode.
+        wheels = on_host('python3', '-c', 'import os,sys,json; a,b=sys.argv[1:]; w=[n for n in os.listdir(b) if n.endswith(".whl")];'
+                         'print(json.dumps([len(w), sum(os.stat(os.path.join(a,n)).st_ino != os.stat(os.path.join(b,n)).st_ino '
+                         'if os.path.exists(os.path.join(a,n)) else 1 for n in w)]))', stack_a + '/wheelhouse', stack_b + '/wheelhouse')
+        total, fetched = json.loads(wheels)
+        r['wheels_b'].append(total)
+        r['fetched_b'].append(fetched)
+        benchmark.sh(['docker', 'cp', CHECKER, HOST + ':/tmp/share_check.py'])
+        r['disk'].append(json.loads(on_host('python3', '/tmp/share_check.py', 'compare', stack_a, stack_b)))
+        with open(os.path.join(OUT, 'results-real-stack.json'), 'w') as handle:
+            json.dump(r, handle, indent=1)
+    med = benchmark.median
+    ratios = [d['ratio'] for d in r['disk']]
+    print('| measure (median of %d, one run) | value | samples | ratio |' % args.runs)
+    print('|---|---|---|---|')
+    print('| upgrade, first build of the real stack (s) | %s | %s | |' % (med(r['full']), r['full']))
+    print('| upgrade again, no-op (s) | %s | %s; changed %s | no-op / first = **%.2f** |'
+          % (med(r['noop']), r['noop'], r['noop_changed'], med(r['noop']) / med(r['full'])))
+    print('| upgrade changing only the sglang layer (s) | %s | %s; wheels fetched %s of %s | sglang-only / full = **%.2f** |'
+          % (med(r['sglang']), r['sglang'], r['fetched_b'], r['wheels_b'], med(r['sglang']) / med(r['full'])))
+    print('| disk of stacks A and B together / A alone | %s | %s (A %s B) | **%s** |'
+          % (med(ratios), ratios, r['disk'][-1]['disk_a'], r['disk'][-1]['disk_a_and_b']))
+
+
+if __name__ == '__main__':
+    main()

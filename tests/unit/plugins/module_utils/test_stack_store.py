@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, gpuops.sglang_stack maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The stacks' shared file store (module_utils/stack_store), on a real pip install of a real wheel.
+
+Stack A is a virtualenv whose pip was installed by pip itself from the interpreter's bundled pip wheel (ensurepip:
+RECORD, bytecode and the console scripts pip, pip3, pip3.X with A's python in their '#!' line). It is put in the store;
+stack B, a virtualenv without pip, gets pip laid out from the store. B's pip must run as B's, share every file but the
+scripts and RECORD with A, and hold a RECORD that is true for B's files.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import stack_store as ss
+
+
+def _base_python():
+    """The interpreter a virtualenv is made from (this may run inside one)."""
+    return getattr(sys, '_base_executable', None) or sys.executable
+
+
+def _site(venv):
+    return glob.glob(os.path.join(venv, 'lib', 'python*', 'site-packages'))[0]
+
+
+def _pip_dist_info(site):
+    return [entry for entry in os.listdir(site) if entry.startswith('pip-') and entry.endswith('.dist-info')][0]
+
+
+def _record_ok(site, dist_info):
+    """Every RECORD row with a hash matches the file as it is now."""
+    bad = []
+    with open(os.path.join(site, dist_info, 'RECORD'), newline='') as handle:
+        for row in csv.reader(handle):
+            if len(row) < 2 or not row[1]:
+                continue
+            with open(os.path.normpath(os.path.join(site, row[0])), 'rb') as data:
+                digest = base64.urlsafe_b64encode(hashlib.sha256(data.read()).digest()).rstrip(b'=').decode()
+            if row[1] != 'sha256=' + digest:
+                bad.append(row[0])
+    return bad
+
+
+@pytest.fixture(scope='module')
+def stacks(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp('root'))
+    stack_a = os.path.join(root, 'stacks', 'a')
+    stack_b = os.path.join(root, 'stacks', 'b')
+    try:
+        subprocess.run([_base_python(), '-m', 'venv', os.path.join(stack_a, 'venv')], check=True, capture_output=True)
+        subprocess.run([_base_python(), '-m', 'venv', '--without-pip', os.path.join(stack_b, 'venv')], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip('no venv with ensurepip here: %s' % exc)
+    return root, stack_a, stack_b
+
+
+def test_a_real_pip_install_is_shared_and_laid_out_in_another_stack(stacks):
+    root, stack_a, stack_b = stacks
+    store = ss.store_dir(root)
+    ss.ensure_store(store)
+    venv_a, venv_b = os.path.join(stack_a, 'venv'), os.path.join(stack_b, 'venv')
+    site_a, site_b = _site(venv_a), _site(venv_b)
+    dist_info = _pip_dist_info(site_a)
+    wheel_sha = 'f' * 64  # the key of the manifest: the locked wheel's sha256 (any key will do for the store)
+
+    files, saved = ss.ingest(store, venv_a, site_a, dist_info, wheel_sha, 'pip', dist_info[4:-10])
+    assert files > 100 and saved >= 0
+
+    manifest = ss.load_manifest(store, wheel_sha)
+    templates = sorted(entry['path'] for entry in manifest['files'] if 'parts' in entry)
+    # The console scripts name A's python; nothing in site-packages does (bytecode is shared: see _templated).
+    assert templates and all(path.startswith('../../../bin/pip') for path in templates)
+    assert any(entry['path'].endswith('.pyc') and 'sha256' in entry for entry in manifest['files'])
+
+    laid = ss.materialize(store, venv_b, site_b, manifest)
+    assert laid == len(manifest['files'])
+
+    # B's pip runs as B's pip: its script names B's python, and it imports B's files.
+    out = subprocess.run([os.path.join(venv_b, 'bin', 'pip'), '--version'], check=True, capture_output=True, text=True).stdout
+    assert os.path.realpath(site_b) in os.path.realpath(out.split(' from ')[1].split(' (')[0])
+    with open(os.path.join(venv_b, 'bin', 'pip')) as handle:
+        assert handle.readline().startswith('#!' + os.path.join(os.path.realpath(venv_b), 'bin', 'python'))
+
+    # Shared: the same inode in both stacks; the scripts and RECORD are B's own.
+    init_a = os.stat(os.path.join(site_a, 'pip', '__init__.py'))
+    init_b = os.stat(os.path.join(site_b, 'pip', '__init__.py'))
+    assert (init_a.st_ino, init_a.st_dev) == (init_b.st_ino, init_b.st_dev) and init_b.st_nlink == 3
+    assert os.stat(os.path.join(venv_a, 'bin', 'pip')).st_ino != os.stat(os.path.join(venv_b, 'bin', 'pip')).st_ino
+    assert _record_ok(site_b, dist_info) == []
+    assert _record_ok(site_a, dist_info) == []
+
+    # Nothing is removed while both stacks link it; once A and B are gone, everything is.
+    assert ss.collect(store) == {'objects': 0, 'bytes': 0, 'manifests': 0}
+    shutil.rmtree(stack_a)
+    assert ss.collect(store, check=True)['objects'] == 0
+    shutil.rmtree(stack_b)
+    counted = ss.collect(store, check=True)
+    assert counted['objects'] == len(set((e['sha256'], e['mode']) for e in manifest['files'] if 'sha256' in e))
+    assert counted['manifests'] == 1 and ss.load_manifest(store, wheel_sha) is not None
+    removed = ss.collect(store)
+    assert removed == counted
+    assert ss.load_manifest(store, wheel_sha) is None
+    assert os.listdir(os.path.join(store, 'dists')) == []
+
+
+def test_a_changed_file_keeps_the_dist_out_of_the_store(tmp_path):
+    root = str(tmp_path)
+    venv = os.path.join(root, 'stacks', 'c', 'venv')
+    try:
+        subprocess.run([_base_python(), '-m', 'venv', venv], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip('no venv with ensurepip here: %s' % exc)
+    site = _site(venv)
+    dist_info = _pip_dist_info(site)
+    # As a patch series would: a new file renamed over the installed one.
+    target = os.path.join(site, 'pip', '__init__.py')
+    with open(target + '.new', 'w') as handle:
+        handle.write('# patched\n')
+    os.rename(target + '.new', target)
+    store = ss.store_dir(root)
+    ss.ensure_store(store)
+    files, reason = ss.ingest(store, venv, site, dist_info, 'e' * 64)
+    assert files == 0 and 'pip/__init__.py no longer has the content its RECORD says' in reason
+    assert ss.load_manifest(store, 'e' * 64) is None
+    assert ss.collect(store, check=True)['manifests'] == 0
+
+
+def test_a_wheel_is_linked_from_the_store_and_a_missing_object_hides_the_manifest(tmp_path):
+    store = ss.store_dir(str(tmp_path))
+    ss.ensure_store(store)
+    wheel = tmp_path / 'x-1-py3-none-any.whl'
+    wheel.write_bytes(b'not really a wheel, only bytes with a hash')
+    os.chmod(str(wheel), 0o644)
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert ss.put_file(store, str(wheel), sha, 0o644) == 0
+    dest = tmp_path / 'wheelhouse'
+    dest.mkdir()
+    assert ss.link_wheel(store, sha, str(dest / wheel.name))
+    assert os.stat(str(dest / wheel.name)).st_ino == os.stat(str(wheel)).st_ino
+    assert not ss.link_wheel(store, 'a' * 64, str(dest / 'other.whl'))
+    # A second copy of the same bytes becomes a link to the stored one, and says how many bytes that saved.
+    copy = tmp_path / 'copy.whl'
+    copy.write_bytes(wheel.read_bytes())
+    os.chmod(str(copy), 0o644)
+    assert ss.put_file(store, str(copy), sha, 0o644) == len(wheel.read_bytes())
+    assert os.stat(str(copy)).st_ino == os.stat(str(wheel)).st_ino
+    ss._write_json(ss.manifest_path(store, 'b' * 64), {'dist_info': 'x', 'record': [],
+                                                       'files': [{'path': 'x/y.py', 'mode': 0o644, 'sha256': 'c' * 64}]})
+    assert ss.load_manifest(store, 'b' * 64) is None
