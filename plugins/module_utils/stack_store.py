@@ -81,6 +81,12 @@ def _record_hash(data):
 
 def _link_into_place(source, dest):
     """Make ``dest`` a hard link to ``source``, replacing what ``dest`` was by a rename (never by writing into it)."""
+    try:
+        os.link(source, dest)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise
     parent = os.path.dirname(dest)
     for attempt in range(100):
         tmp = os.path.join(parent, '.store-%d-%d' % (os.getpid(), attempt))

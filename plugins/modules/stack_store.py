@@ -12,7 +12,7 @@ short_description: Report the stacks' shared file store and remove what no stack
 version_added: 1.0.0
 description:
   - The stacks under O(root) share identical files through C(<root>/store) (M(gpuops.sglang_stack.stack_wheels) with
-    C(share_root)): each file once, hard-linked into every stack that holds it.
+    C(share_root)) - each file once, hard-linked into every stack that holds it.
   - A stored file that no stack links any more (its link count is 1, after the switch pruned the stacks beyond the
     rollback window) is removed, and so is the record of how a wheel installs once one of its files is gone.
   - Reads the stacks only: it never touches a file a stack links.

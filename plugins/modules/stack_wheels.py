@@ -25,7 +25,7 @@ description:
     store holds is linked into O(wheelhouse) instead of fetched (it is still hashed before use); a distribution whose
     wheel an earlier stack installed is laid out from the store by hard links (console scripts rewritten for this
     virtualenv) instead of unpacked by pip; what pip installs is put in the store once every file still hashes as its
-    RECORD says. Nothing is written through a shared file: each is replaced by a rename.
+    RECORD says. Nothing is written through a shared file; each is replaced by a rename.
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:

@@ -214,6 +214,8 @@ def main():
     parser.add_argument('--switch-only', action='store_true',
                         help='only the switch / rollback / bare restart downtimes, on the existing host 1 (after a full run)')
     parser.add_argument('--fleet-only', action='store_true', help='only the verify 1 vs N hosts part (after a full run)')
+    parser.add_argument('--converge-only', action='store_true',
+                        help='only the first converges and their no-op re-runs (no stack B, switch or fleet part)')
     parser.add_argument('--label', default='', help='suffix of the results file (results<label>.json)')
     parser.add_argument('--copy-b', action='store_true',
                         help='stack B as a copy of the built stack A under B\'s id, not a second build (the switch does not see the difference)')
@@ -236,6 +238,8 @@ def main():
 
     if args.switch_only:
         args.first_runs, args.skip_fleet = 0, True
+    if args.converge_only:
+        args.skip_fleet = True
     if args.fleet_only:
         args.first_runs = 0
     if args.build_once:
@@ -252,14 +256,16 @@ def main():
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
         save()
-    for dummy in range(0 if args.switch_only or args.fleet_only or args.build_once else args.runs - args.first_runs):
+    for dummy in range(0 if args.switch_only or args.fleet_only or args.build_once or args.converge_only else args.runs - args.first_runs):
         wall, changed = playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one)
         r['noop'].append(wall)
         r['noop_changed'].append(changed)
         r['noop_no_pipelining'].append(playbook(inv, upgrade, {'stack_declaration_name': 'bench-a'}, one, pipelining=False)[0])
 
     # Stack B beside A (built, not switched), then switch A -> B and roll back B -> A, each against a bare restart.
-    if args.copy_b and not args.fleet_only:
+    if args.converge_only:
+        pass
+    elif args.copy_b and not args.fleet_only:
         # The stack id is the declaration's name and a digest of its content, not of its name: bench-b's stack is
         # bench-a's files under bench-b's id (venv/bin/python is a link to the system interpreter, so it runs there).
         sh(['docker', 'exec', one, 'bash', '-c', 'set -e; cd /opt/sglang/stacks; a=$(ls -d bench-a-*); b=bench-b-${a#bench-a-}; '
@@ -272,7 +278,7 @@ def main():
     # of service_switch (what the playbook saw), beside the poller's view.
     summaries = os.path.join(OUT, 'summaries')
     switch_vars = {'stack_declaration_name': 'bench-b', 'run_summary_dir': summaries}
-    for dummy in range(0 if args.fleet_only else args.runs):
+    for dummy in range(0 if args.fleet_only or args.converge_only else args.runs):
         r['switch'].append(downtime(one, lambda: playbook(inv, switch, switch_vars, one)[0]))
         r['parts_switch'].append(dict(PARTS[-1], **host_measured(summaries, 'switch')))
         r['rollback'].append(downtime(one, lambda: playbook(inv, rollback, switch_vars, one)[0]))
@@ -310,7 +316,7 @@ def main():
         ('second run, pipelining off (s)', median(r['noop_no_pipelining']),
          'pipelining on / off = %.2f' % (median(r['noop']) / median(r['noop_no_pipelining'])))
     ]
-    rows += [] if args.fleet_only else [
+    rows += [] if args.fleet_only or args.converge_only else [
         ('bare `systemctl restart`: downtime (s)', median(down['restart']), ''),
         ('switch playbook: downtime (s)', median(down['switch']),
          'vs bare restart = %.2f (%+.2f s); playbook wall %.1f s' % (median(down['switch']) / median(down['restart']),

@@ -3,11 +3,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What two stacks share. Run on the host: share_check.py digest STACK | compare STACK_A STACK_B.
 
-digest: one sha256 over every regular file of the stack (its path and its content's sha256), to show a stack is
-unchanged by the build of another.
+digest: one sha256 over every regular file of the stack (path, inode, size, mode, mtime), to show a stack is unchanged
+by the build of another.
 compare: the disk of A alone and of A and B together (each inode once, as du counts it), the files of B that are the
-same inode as a file of A, and every RECORD row of B's virtualenv that does not hash as the file now is (a laid-out
-stack must be what pip would have installed). Prints one JSON object. Standard library only.
+same inode as a file of A, the wheels of B that are not A's (fetched by B's build), and every RECORD row of B's virtualenv that does not hash as the file now is (a laid-out
+stack must be what pip would have installed: its untrue rows are only those untrue in A too), and A's digest. Prints one JSON object. Standard library only.
 """
 
 import base64
@@ -38,11 +38,15 @@ def file_digest(path):
 
 
 def stack_digest(stack):
+    """Every regular file's path, inode, size, mode and modification time (ns): a file written through (the mtime of its
+    inode moves, in every stack that links it) or replaced (another inode) changes the digest. B's RECORD check reads
+    the content of the inodes B shares with A."""
     total = hashlib.sha256()
     count = 0
     for path, info in walk(stack):
         if stat.S_ISREG(info.st_mode):
-            total.update(os.path.relpath(path, stack).encode() + b'\0' + file_digest(path).digest())
+            total.update(('%s\0%d\0%d\0%o\0%d\n' % (os.path.relpath(path, stack), info.st_ino, info.st_size, info.st_mode,
+                                                    info.st_mtime_ns)).encode())
             count += 1
     return {'digest': total.hexdigest(), 'files': count}
 
@@ -101,10 +105,20 @@ def compare(stack_a, stack_b):
     disk_a = disk([stack_a])
     disk_ab = disk([stack_a, stack_b])
     rows, bad = record_mismatches(os.path.join(stack_b, 'venv'))
+    # Rows untrue in A as well are pip's own doing (two distributions of the closure install the same path; the later
+    # one's file wins), not the store's: B must have no other.
+    rows_a, bad_a = record_mismatches(os.path.join(stack_a, 'venv'))
+    # A wheel B's build fetched is a file of B's own; one linked from the store is the inode of A's wheel.
+    wheels_b = sorted(name for name in os.listdir(os.path.join(stack_b, 'wheelhouse')) if name.endswith('.whl'))
+    fetched_b = [name for name in wheels_b if not os.path.exists(os.path.join(stack_a, 'wheelhouse', name))
+                 or os.stat(os.path.join(stack_a, 'wheelhouse', name)).st_ino != os.stat(os.path.join(stack_b, 'wheelhouse', name)).st_ino]
     return {'disk_a': disk_a, 'disk_b': disk([stack_b]), 'disk_a_and_b': disk_ab, 'ratio': round(float(disk_ab) / disk_a, 4),
             'files_b': files_b, 'shared_with_a': shared, 'own_b': len(own_b), 'own_b_sample': own_b[:20],
             'own_b_unexpected': [path for path in own_b if not OWN.match(path)][:50],
-            'record_rows_b': rows, 'record_mismatches_b': bad[:20], 'record_mismatch_count_b': len(bad)}
+            'wheels_b': len(wheels_b), 'wheels_b_not_a': fetched_b,
+            'record_rows_b': rows, 'record_mismatch_count_b': len(bad), 'record_rows_a': rows_a, 'record_mismatch_count_a': len(bad_a),
+            'record_mismatches_b_only': sorted(set(bad) - set(bad_a))[:50], 'record_mismatches_a_sample': sorted(bad_a)[:30],
+            'digest_a': stack_digest(stack_a)}
 
 
 def main(argv):
