@@ -51,8 +51,11 @@ def store_dir(root):
     return os.path.join(root, STORE_DIR)
 
 
-def object_path(store, sha256, mode):
-    return os.path.join(store, 'objects', sha256[:2], '%s.%o' % (sha256, stat.S_IMODE(mode)))
+def object_path(store, sha256, mode, mtime=None):
+    """A Python source's object also carries its modification time: its bytecode is valid only for that mtime (pip
+    compiles with timestamp invalidation), so two sources with the same bytes and another mtime are two objects."""
+    name = '%s.%o' % (sha256, stat.S_IMODE(mode)) + ('' if mtime is None else '.%d' % mtime)
+    return os.path.join(store, 'objects', sha256[:2], name)
 
 
 def manifest_path(store, wheel_sha256):
@@ -101,14 +104,14 @@ def _link_into_place(source, dest):
     os.rename(tmp, dest)
 
 
-def put_file(store, path, sha256, mode):
+def put_file(store, path, sha256, mode, mtime=None):
     """Share ``path`` (whose content hashes to ``sha256``) through the store.
 
     A new object is the file itself, linked into the store. When the store holds the content already, ``path`` is
     replaced by a link to that object. Returns the bytes this saved (0 for a new object), or None where the file
     system cannot link (another device): the file then stays as it is.
     """
-    obj = object_path(store, sha256, mode)
+    obj = object_path(store, sha256, mode, mtime)
     info = os.lstat(path)
     try:
         if os.path.exists(obj):
@@ -210,11 +213,14 @@ def ingest(store, venv, site, dist_info, wheel_sha256, name='', version=''):
             digest = _hash_file(path)
         if recorded and recorded != 'sha256=' + base64.urlsafe_b64encode(digest.digest()).rstrip(b'=').decode('ascii'):
             return 0, '%s: %s no longer has the content its RECORD says' % (dist_info, rel)
-        files.append({'path': rel, 'mode': mode, 'sha256': digest.hexdigest()})
-        pending.append((path, digest.hexdigest(), mode))
+        entry = {'path': rel, 'mode': mode, 'sha256': digest.hexdigest()}
+        if rel.endswith('.py'):
+            entry['mtime'] = int(info.st_mtime)
+        files.append(entry)
+        pending.append((path, entry))
     saved = 0
-    for path, sha, mode in pending:
-        done = put_file(store, path, sha, mode)
+    for path, entry in pending:
+        done = put_file(store, path, entry['sha256'], entry['mode'], entry.get('mtime'))
         if done is None:
             return 0, 'the store %s is on another file system than %s: nothing is shared' % (store, venv)
         saved += done
@@ -241,7 +247,7 @@ def load_manifest(store, wheel_sha256):
     except (IOError, OSError, ValueError):
         return None
     for entry in manifest.get('files', []):
-        if 'sha256' in entry and not os.path.isfile(object_path(store, entry['sha256'], entry['mode'])):
+        if 'sha256' in entry and not os.path.isfile(object_path(store, entry['sha256'], entry['mode'], entry.get('mtime'))):
             return None
     return manifest
 
@@ -272,7 +278,7 @@ def materialize(store, venv, site, manifest):
         dest = os.path.normpath(os.path.join(site, entry['path']))
         _makedirs(os.path.dirname(dest))
         if 'sha256' in entry:
-            _link_into_place(object_path(store, entry['sha256'], entry['mode']), dest)
+            _link_into_place(object_path(store, entry['sha256'], entry['mode'], entry.get('mtime')), dest)
         else:
             data = stack_bytes.join(part.encode('latin-1') for part in entry['parts'])
             handle, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix='.store-')
@@ -319,7 +325,7 @@ def collect(store, check=False):
                 if '.tmp-' in entry or (stat.S_ISREG(info.st_mode) and info.st_nlink <= 1):
                     result['objects'] += 1
                     result['bytes'] += info.st_size
-                    gone.add(entry)
+                    gone.add(path)
                     if not check:
                         os.unlink(path)
     dists = os.path.join(store, 'dists')
@@ -331,8 +337,8 @@ def collect(store, check=False):
         except (IOError, OSError, ValueError):
             manifest = None
         if manifest is not None:
-            named = ['%s.%o' % (item['sha256'], item['mode']) for item in manifest.get('files', []) if 'sha256' in item]
-            lost = any(name in gone or not os.path.isfile(object_path(store, name[:64], int(name[65:], 8))) for name in named)
+            named = [object_path(store, item['sha256'], item['mode'], item.get('mtime')) for item in manifest.get('files', []) if 'sha256' in item]
+            lost = any(name in gone or not os.path.isfile(name) for name in named)
         if manifest is None or lost:
             result['manifests'] += 1
             if not check:

@@ -181,6 +181,7 @@ def main():
 
     wanted = dists
     site = None
+    have = {}
     if params['venv']:
         pythons = sorted(entry for entry in os.listdir(os.path.join(params['venv'], 'lib')) if entry.startswith('python')) \
             if os.path.isdir(os.path.join(params['venv'], 'lib')) else []
@@ -239,6 +240,15 @@ def main():
         for dist in wanted:
             stack_store.put_file(store, paths[dist['name']], dist['sha256'], 0o644)
     if params['venv'] and manifests:
+        # A distribution installed at another version (the setuptools and pip of the virtualenv's bootstrap) goes first,
+        # as pip would uninstall it before installing the locked one: its files and RECORD must not stay beside.
+        stale = [d['name'] for d in wanted if d['name'] in manifests and stack_lock.normalize_name(d['name']) in have]
+        if stale:
+            argv = [os.path.join(params['venv'], 'bin', 'python'), '-m', 'pip', 'uninstall', '--yes', '--disable-pip-version-check'] + stale
+            rc, stdout, stderr = module.run_command(argv)
+            if rc != 0:
+                module.fail_json(msg='STORE %s: pip could not remove the other versions of %s before laying out the locked ones: %s'
+                                     % (label, ', '.join(stale), (stderr or stdout).strip()[-2000:]), cmd=argv, **result)
         try:
             for dist in wanted:
                 if dist['name'] in manifests:

@@ -85,9 +85,9 @@ def record_mismatches(venv):
 
 # The files a laid-out stack must hold of its own: the stack's records, its virtualenv's (pyvenv.cfg, the activate
 # scripts, the pip that `python -m venv` bootstraps, which is not in the lock), and per distribution the RECORD and
-# the console scripts (rewritten for this virtualenv). Any other file of its own is one the store did not share.
+# the console scripts and direct_url.json (rewritten for this stack). Any other file of its own is one the store did not share.
 OWN = re.compile(r'^([^/]+\.json|venv/pyvenv\.cfg|venv/bin/.*|venv/lib/python[^/]+/site-packages/'
-                 r'(pip/.*|pip-[^/]+\.dist-info/.*|[^/]+\.dist-info/RECORD))$')
+                 r'(pip/.*|pip-[^/]+\.dist-info/.*|[^/]+\.dist-info/(RECORD|direct_url\.json)))$')
 
 
 def compare(stack_a, stack_b):

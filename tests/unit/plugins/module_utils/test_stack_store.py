@@ -53,6 +53,18 @@ def _record_ok(site, dist_info):
     return bad
 
 
+def _stale_bytecode(site):
+    stale = []
+    for pyc in glob.glob(os.path.join(site, 'pip', '**', '__pycache__', '*.pyc'), recursive=True):
+        source = os.path.join(os.path.dirname(os.path.dirname(pyc)), os.path.basename(pyc).split('.')[0] + '.py')
+        with open(pyc, 'rb') as handle:
+            header = handle.read(16)
+        info = os.stat(source)
+        if int.from_bytes(header[8:12], 'little') != int(info.st_mtime) & 0xFFFFFFFF or int.from_bytes(header[12:16], 'little') != info.st_size:
+            stale.append(pyc)
+    return stale
+
+
 @pytest.fixture(scope='module')
 def stacks(tmp_path_factory):
     root = str(tmp_path_factory.mktemp('root'))
@@ -100,6 +112,9 @@ def test_a_real_pip_install_is_shared_and_laid_out_in_another_stack(stacks):
     assert os.stat(os.path.join(venv_a, 'bin', 'pip')).st_ino != os.stat(os.path.join(venv_b, 'bin', 'pip')).st_ino
     assert _record_ok(site_b, dist_info) == []
     assert _record_ok(site_a, dist_info) == []
+    # B's bytecode is valid for B's sources (pip compiles with timestamp invalidation: a source linked with another
+    # mtime would make every import compile again, and the service user cannot write the new .pyc).
+    assert _stale_bytecode(site_b) == [] and _stale_bytecode(site_a) == []
 
     # Nothing is removed while both stacks link it; once A and B are gone, everything is.
     assert ss.collect(store) == {'objects': 0, 'bytes': 0, 'manifests': 0}
@@ -107,7 +122,7 @@ def test_a_real_pip_install_is_shared_and_laid_out_in_another_stack(stacks):
     assert ss.collect(store, check=True)['objects'] == 0
     shutil.rmtree(stack_b)
     counted = ss.collect(store, check=True)
-    assert counted['objects'] == len(set((e['sha256'], e['mode']) for e in manifest['files'] if 'sha256' in e))
+    assert counted['objects'] == len(set(ss.object_path(store, e['sha256'], e['mode'], e.get('mtime')) for e in manifest['files'] if 'sha256' in e))
     assert counted['manifests'] == 1 and ss.load_manifest(store, wheel_sha) is not None
     removed = ss.collect(store)
     assert removed == counted
