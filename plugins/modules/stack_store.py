@@ -15,7 +15,7 @@ description:
     C(share_root)) - each file once, hard-linked into every stack that holds it.
   - A stored file that no stack links any more (its link count is 1, after the switch pruned the stacks beyond the
     rollback window) is removed, and so is the record of how a wheel installs once one of its files is gone.
-  - Reads the stacks only: it never touches a file a stack links.
+  - Reads the stacks only; it never touches a file a stack links.
 author:
   - gpuops.sglang_stack maintainers (@gpuops)
 extends_documentation_fragment:

@@ -6,8 +6,9 @@
 digest: one sha256 over every regular file of the stack (path, inode, size, mode, mtime), to show a stack is unchanged
 by the build of another.
 compare: the disk of A alone and of A and B together (each inode once, as du counts it), the files of B that are the
-same inode as a file of A, the wheels of B that are not A's (fetched by B's build), and every RECORD row of B's virtualenv that does not hash as the file now is (a laid-out
-stack must be what pip would have installed: its untrue rows are only those untrue in A too), and A's digest. Prints one JSON object. Standard library only.
+same inode as a file of A, the wheels of B that are not A's (fetched by B's build), every RECORD row of B's virtualenv
+that does not hash as the file now is (a laid-out stack must be what pip would have installed: its untrue rows are only
+those untrue in A too), and A's digest. Prints one JSON object. Standard library only.
 """
 
 import base64
