@@ -207,8 +207,8 @@ def main():
         except wheel_fetch.WheelFetchError as exc:
             module.fail_json(msg='LOCK %s: %s' % (label, exc), **result)
         result['checked'] = len(present)
-        result['fetched'] = [d['filename'] for d in wanted if d not in present
-                             and not (store and os.path.isfile(stack_store.object_path(store, d['sha256'], 0o644)))]
+        stored = [d for d in wanted if store and os.path.isfile(stack_store.object_path(store, d['sha256'], 0o644))]
+        result['fetched'] = [d['filename'] for d in wanted if d not in present and d not in stored]
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted] if params['venv'] else []
         result['changed'] = bool(result['fetched'] or result['installed'])
         result['msg'] = '%s: would fetch %d files, install %d distributions' % (label, len(result['fetched']), len(result['installed']))
