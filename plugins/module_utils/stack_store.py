@@ -146,8 +146,10 @@ def link_wheel(store, sha256, dest):
 
 
 def _read_record(site, dist_info):
+    """The RECORD's lines as written (pip ends them with CRLF) and its rows."""
     with open(os.path.join(site, dist_info, 'RECORD'), newline='', encoding='utf-8') as handle:
-        return [row for row in csv.reader(handle) if row]
+        lines = handle.read().splitlines(True)
+    return lines, [row for row in csv.reader(lines) if row]
 
 
 def _inside(path, top):
@@ -180,7 +182,7 @@ def ingest(store, venv, site, dist_info, wheel_sha256, name='', version=''):
     venv = os.path.realpath(venv)
     site = os.path.realpath(site)
     stack_bytes = os.fsencode(os.path.dirname(venv))
-    rows = _read_record(site, dist_info)
+    lines, rows = _read_record(site, dist_info)
     record_path = os.path.join(site, dist_info, 'RECORD')
     files = []
     pending = []
@@ -225,7 +227,7 @@ def ingest(store, venv, site, dist_info, wheel_sha256, name='', version=''):
             return 0, 'the store %s is on another file system than %s: nothing is shared' % (store, venv)
         saved += done
     manifest = {'wheel_sha256': wheel_sha256, 'name': name, 'version': version, 'dist_info': dist_info,
-                'files': files, 'record': rows}
+                'files': files, 'record_lines': lines}
     _write_json(manifest_path(store, wheel_sha256), manifest)
     return len(files), saved
 
@@ -245,6 +247,8 @@ def load_manifest(store, wheel_sha256):
         with open(manifest_path(store, wheel_sha256)) as handle:
             manifest = json.load(handle)
     except (IOError, OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or 'record_lines' not in manifest:
         return None
     for entry in manifest.get('files', []):
         if 'sha256' in entry and not os.path.isfile(object_path(store, entry['sha256'], entry['mode'], entry.get('mtime'))):
@@ -293,16 +297,19 @@ def materialize(store, venv, site, manifest):
 
 
 def _write_record(site, manifest, written):
+    """The RECORD as the installer wrote it, byte for byte, but the rows of the files written for this stack."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator='\n')
-    for row in manifest['record']:
-        if row[0] in written:
-            row = [row[0], _record_hash(written[row[0]]), str(len(written[row[0]]))]
-        writer.writerow(row)
+    for line in manifest['record_lines']:
+        row = next(csv.reader([line]), None)
+        if row and row[0] in written:
+            ending = line[len(line.rstrip('\r\n')):]
+            csv.writer(out, lineterminator=ending or '\n').writerow([row[0], _record_hash(written[row[0]]), str(len(written[row[0]]))])
+        else:
+            out.write(line)
     dest = os.path.join(site, manifest['dist_info'], 'RECORD')
     _makedirs(os.path.dirname(dest))
     handle, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix='.store-')
-    with os.fdopen(handle, 'w', encoding='utf-8') as handle_out:
+    with os.fdopen(handle, 'w', encoding='utf-8', newline='') as handle_out:
         handle_out.write(out.getvalue())
     os.chmod(tmp, 0o644)
     os.rename(tmp, dest)

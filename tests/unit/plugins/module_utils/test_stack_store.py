@@ -112,6 +112,12 @@ def test_a_real_pip_install_is_shared_and_laid_out_in_another_stack(stacks):
     assert os.stat(os.path.join(venv_a, 'bin', 'pip')).st_ino != os.stat(os.path.join(venv_b, 'bin', 'pip')).st_ino
     assert _record_ok(site_b, dist_info) == []
     assert _record_ok(site_a, dist_info) == []
+    # B's RECORD is A's byte for byte (pip ends its lines with CRLF) but the rows of the scripts written for B.
+    with open(os.path.join(site_a, dist_info, 'RECORD'), 'rb') as handle_a, open(os.path.join(site_b, dist_info, 'RECORD'), 'rb') as handle_b:
+        lines_a, lines_b = handle_a.read().splitlines(True), handle_b.read().splitlines(True)
+    assert lines_a[0].endswith(b'\r\n') and len(lines_a) == len(lines_b)
+    assert [i for i, (x, y) in enumerate(zip(lines_a, lines_b)) if x != y] == \
+        [i for i, line in enumerate(lines_a) if line.startswith(tuple(path.encode() for path in templates))]
     # B's bytecode is valid for B's sources (pip compiles with timestamp invalidation: a source linked with another
     # mtime would make every import compile again, and the service user cannot write the new .pyc).
     assert _stale_bytecode(site_b) == [] and _stale_bytecode(site_a) == []
