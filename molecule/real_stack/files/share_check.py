@@ -91,6 +91,14 @@ OWN = re.compile(r'^([^/]+\.json|venv/pyvenv\.cfg|venv/bin/.*|venv/lib/python[^/
                  r'(pip/.*|pip-[^/]+\.dist-info/.*|[^/]+\.dist-info/(RECORD|direct_url\.json)))$')
 
 
+def source_of(path):
+    """A bytecode file's source (x/__pycache__/m.cpython-311.pyc -> x/m.py), else the path itself."""
+    if '/__pycache__/' in path and path.endswith('.pyc'):
+        folder, name = path.rsplit('/__pycache__/', 1)
+        return '%s/%s.py' % (folder, name.split('.')[0])
+    return path
+
+
 def compare(stack_a, stack_b):
     inodes_a = set((info.st_dev, info.st_ino) for _path, info in walk(stack_a))
     files_b = shared = 0
@@ -107,15 +115,17 @@ def compare(stack_a, stack_b):
     disk_ab = disk([stack_a, stack_b])
     rows, bad = record_mismatches(os.path.join(stack_b, 'venv'))
     # Rows untrue in A as well are pip's own doing (two distributions of the closure install the same path; the later
-    # one's file wins), not the store's: B must have no other.
+    # one's file wins) or the patch series' (A is patched, B is not), not the store's: B must have no other.
     rows_a, bad_a = record_mismatches(os.path.join(stack_a, 'venv'))
+    # A file A's patch series replaced is a new inode in A; B holds the pristine file, shared through the store.
+    replaced_in_a = set('venv/' + path for path in bad_a)
     # A wheel B's build fetched is a file of B's own; one linked from the store is the inode of A's wheel.
     wheels_b = sorted(name for name in os.listdir(os.path.join(stack_b, 'wheelhouse')) if name.endswith('.whl'))
     fetched_b = [name for name in wheels_b if not os.path.exists(os.path.join(stack_a, 'wheelhouse', name))
                  or os.stat(os.path.join(stack_a, 'wheelhouse', name)).st_ino != os.stat(os.path.join(stack_b, 'wheelhouse', name)).st_ino]
     return {'disk_a': disk_a, 'disk_b': disk([stack_b]), 'disk_a_and_b': disk_ab, 'ratio': round(float(disk_ab) / disk_a, 4),
             'files_b': files_b, 'shared_with_a': shared, 'own_b': len(own_b), 'own_b_sample': own_b[:20],
-            'own_b_unexpected': [path for path in own_b if not OWN.match(path)][:50],
+            'own_b_unexpected': [path for path in own_b if not OWN.match(path) and source_of(path) not in replaced_in_a][:50],
             'wheels_b': len(wheels_b), 'wheels_b_not_a': fetched_b,
             'record_rows_b': rows, 'record_mismatch_count_b': len(bad), 'record_rows_a': rows_a, 'record_mismatch_count_a': len(bad_a),
             'record_mismatches_b_only': sorted(set(bad) - set(bad_a))[:50], 'record_mismatches_a_sample': sorted(bad_a)[:30],
