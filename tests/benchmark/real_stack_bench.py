@@ -84,22 +84,17 @@ def main():
     for dummy in range(args.runs):
         on_host('rm', '-rf', '/opt/sglang/stacks', '/opt/sglang/store', '/opt/sglang/current', '/opt/sglang/previous')
         r['full'].append(benchmark.playbook(inv, upgrade)[0])
+        stack_a = '/opt/sglang/stacks/' + on_host('ls', '/opt/sglang/stacks').split()[0]
         wall, changed = benchmark.playbook(inv, upgrade)
         r['noop'].append(wall)
         r['noop_changed'].append(changed)
         r['sglang'].append(benchmark.playbook(inv, upgrade, vars_b)[0])
-        stacks = sorted(on_host('ls', '/opt/sglang/stacks').split())
-        stack_a, stack_b = ['/opt/sglang/stacks/' + name for name in
-                            sorted(stacks, key=lambda name: on_host('stat', '-c', '%Y', '/opt/sglang/stacks/' + name))]
-        # A wheel of B fetched by B's build is a file of its own; one linked from the store is A's inode.
-        wheels = on_host('python3', '-c', 'import os,sys,json; a,b=sys.argv[1:]; w=[n for n in os.listdir(b) if n.endswith(".whl")];'
-                         'print(json.dumps([len(w), sum(os.stat(os.path.join(a,n)).st_ino != os.stat(os.path.join(b,n)).st_ino '
-                         'if os.path.exists(os.path.join(a,n)) else 1 for n in w)]))', stack_a + '/wheelhouse', stack_b + '/wheelhouse')
-        total, fetched = json.loads(wheels)
-        r['wheels_b'].append(total)
-        r['fetched_b'].append(fetched)
+        stack_b = [path for path in ('/opt/sglang/stacks/' + name for name in on_host('ls', '/opt/sglang/stacks').split()) if path != stack_a][0]
         benchmark.sh(['docker', 'cp', CHECKER, HOST + ':/tmp/share_check.py'])
-        r['disk'].append(json.loads(on_host('python3', '/tmp/share_check.py', 'compare', stack_a, stack_b)))
+        disk = json.loads(on_host('python3', '/tmp/share_check.py', 'disk', stack_a, stack_b))
+        r['disk'].append(disk)
+        r['wheels_b'].append(disk['wheels_b'])
+        r['fetched_b'].append(len(disk['wheels_b_not_a']))
         with open(os.path.join(OUT, 'results-real-stack.json'), 'w') as handle:
             json.dump(r, handle, indent=1)
     med = benchmark.median

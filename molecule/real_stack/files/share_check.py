@@ -1,7 +1,7 @@
 # Copyright (c) 2026, gpuops.sglang_stack maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What two stacks share. Run on the host: share_check.py digest STACK | compare STACK_A STACK_B.
+"""What two stacks share. Run on the host: share_check.py digest STACK | compare STACK_A STACK_B | disk STACK_A STACK_B.
 
 digest: one sha256 over every regular file of the stack (path, inode, size, mode, mtime), to show a stack is unchanged
 by the build of another.
@@ -132,9 +132,21 @@ def compare(stack_a, stack_b):
             'digest_a': stack_digest(stack_a)}
 
 
+def disk_only(stack_a, stack_b):
+    """The benchmark's figures (tests/benchmark/real_stack_bench.py): disk of A, of A and B, the wheels B fetched."""
+    wheels_b = sorted(name for name in os.listdir(os.path.join(stack_b, 'wheelhouse')) if name.endswith('.whl'))
+    fetched_b = [name for name in wheels_b if not os.path.exists(os.path.join(stack_a, 'wheelhouse', name))
+                 or os.stat(os.path.join(stack_a, 'wheelhouse', name)).st_ino != os.stat(os.path.join(stack_b, 'wheelhouse', name)).st_ino]
+    disk_a, disk_ab = disk([stack_a]), disk([stack_a, stack_b])
+    return {'disk_a': disk_a, 'disk_b': disk([stack_b]), 'disk_a_and_b': disk_ab, 'ratio': round(float(disk_ab) / disk_a, 4),
+            'wheels_b': len(wheels_b), 'wheels_b_not_a': fetched_b}
+
+
 def main(argv):
     if argv[1] == 'digest':
         print(json.dumps(stack_digest(argv[2])))
+    elif argv[1] == 'disk':
+        print(json.dumps(disk_only(argv[2], argv[3])))
     else:
         print(json.dumps(compare(argv[2], argv[3])))
 
