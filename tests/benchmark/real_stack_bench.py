@@ -53,10 +53,11 @@ def plus_layers():
     import yaml
     with open(os.path.join(ROOT, 'molecule', 'real_stack', 'host_vars', 'sglang-real-d12.yml')) as handle:
         layers = yaml.safe_load(handle)['stack_declaration_layers']
-    for layer in layers:
-        if layer['name'] == 'sglang':
-            layer['requirements'] = layer['requirements'] + ['tabulate']
-    return layers
+    with open(os.path.join(ROOT, 'roles', 'stack_declaration', 'defaults', 'main.yml')) as handle:
+        sglang = [layer for layer in yaml.safe_load(handle)['stack_declaration_layers'] if layer['name'] == 'sglang'][0]
+    # The host_vars take the sglang layer from the collection's defaults (a template): the same layer, one requirement more.
+    layers = [layer for layer in layers if isinstance(layer, dict) and layer['name'] != 'sglang']
+    return layers + [dict(sglang, requirements=sglang['requirements'] + ['tabulate'])]
 
 
 def main():
