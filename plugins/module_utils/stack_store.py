@@ -82,23 +82,26 @@ def _record_hash(data):
     return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode('ascii')
 
 
-def _link_into_place(source, dest):
-    """Make ``dest`` a hard link to ``source``, replacing what ``dest`` was by a rename (never by writing into it)."""
+def _link(source, dest):
+    """os.link; False when ``dest`` exists already."""
     try:
         os.link(source, dest)
-        return
     except OSError as exc:
         if exc.errno != errno.EEXIST:
             raise
+        return False
+    return True
+
+
+def _link_into_place(source, dest):
+    """Make ``dest`` a hard link to ``source``, replacing what ``dest`` was by a rename (never by writing into it)."""
+    if _link(source, dest):
+        return
     parent = os.path.dirname(dest)
     for attempt in range(100):
         tmp = os.path.join(parent, '.store-%d-%d' % (os.getpid(), attempt))
-        try:
-            os.link(source, tmp)
+        if _link(source, tmp):
             break
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                raise
     else:
         raise StoreError('%s: no free temporary name to link %s' % (parent, source))
     os.rename(tmp, dest)
