@@ -38,8 +38,9 @@ import os
 import stat
 import tempfile
 
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import wheel_fetch
+
 STORE_DIR = 'store'
-CHUNK = 1024 * 1024
 
 
 class StoreError(Exception):
@@ -73,13 +74,9 @@ def ensure_store(store):
     os.chmod(store, 0o700)
 
 
-def hash_bytes(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def _record_hash(data):
-    """The RECORD form of a file's hash: sha256=<urlsafe base64 without padding>."""
-    return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode('ascii')
+def _record_form(digest):
+    """The RECORD form of a sha256 object: sha256=<urlsafe base64 without padding>."""
+    return 'sha256=' + base64.urlsafe_b64encode(digest.digest()).rstrip(b'=').decode('ascii')
 
 
 def _link(source, dest):
@@ -159,14 +156,6 @@ def _inside(path, top):
     return os.path.commonpath([path, top]) == top
 
 
-def _hash_file(path):
-    digest = hashlib.sha256()
-    with open(path, 'rb') as handle:
-        for block in iter(lambda: handle.read(CHUNK), b''):
-            digest.update(block)
-    return digest
-
-
 def _templated(rel):
     """Files whose content may name the venv: what pip writes outside site-packages (console scripts, whose '#!'
     line names the venv's python) and direct_url.json. Nothing else pip installs holds the venv's path but bytecode,
@@ -204,20 +193,19 @@ def ingest(store, venv, site, dist_info, wheel_sha256, name='', version=''):
             return 0, '%s: %s is not a regular file' % (dist_info, rel)
         mode = stat.S_IMODE(info.st_mode)
         recorded = row[1] if len(row) > 1 else ''
+        data = None
         if _templated(rel):
             with open(path, 'rb') as handle:
                 data = handle.read()
-            if recorded and recorded != _record_hash(data):
-                return 0, '%s: %s no longer has the content its RECORD says' % (dist_info, rel)
-            if stack_bytes in data:
-                # Kept whole, with the stack directory's path cut out: materialize writes it with the new stack's.
-                files.append({'path': rel, 'mode': mode, 'parts': [part.decode('latin-1') for part in data.split(stack_bytes)]})
-                continue
             digest = hashlib.sha256(data)
         else:
-            digest = _hash_file(path)
-        if recorded and recorded != 'sha256=' + base64.urlsafe_b64encode(digest.digest()).rstrip(b'=').decode('ascii'):
+            digest = wheel_fetch.file_digest(path)
+        if recorded and recorded != _record_form(digest):
             return 0, '%s: %s no longer has the content its RECORD says' % (dist_info, rel)
+        if data is not None and stack_bytes in data:
+            # Kept whole, with the stack directory's path cut out: materialize writes it with the new stack's.
+            files.append({'path': rel, 'mode': mode, 'parts': [part.decode('latin-1') for part in data.split(stack_bytes)]})
+            continue
         entry = {'path': rel, 'mode': mode, 'sha256': digest.hexdigest()}
         if rel.endswith('.py'):
             entry['mtime'] = int(info.st_mtime)
@@ -306,7 +294,7 @@ def _write_record(site, manifest, written):
         row = next(csv.reader([line]), None)
         if row and row[0] in written:
             ending = line[len(line.rstrip('\r\n')):]
-            csv.writer(out, lineterminator=ending or '\n').writerow([row[0], _record_hash(written[row[0]]), str(len(written[row[0]]))])
+            csv.writer(out, lineterminator=ending or '\n').writerow([row[0], _record_form(hashlib.sha256(written[row[0]])), str(len(written[row[0]]))])
         else:
             out.write(line)
     dest = os.path.join(site, manifest['dist_info'], 'RECORD')

@@ -24,12 +24,17 @@ class WheelFetchError(Exception):
     """A failure whose message names the file or URL and the cause."""
 
 
-def sha256_file(path):
+def file_digest(path):
+    """The sha256 object of a file's content, read in blocks."""
     digest = hashlib.sha256()
     with open(path, 'rb') as handle:
         for block in iter(lambda: handle.read(CHUNK), b''):
             digest.update(block)
-    return digest.hexdigest()
+    return digest
+
+
+def sha256_file(path):
+    return file_digest(path).hexdigest()
 
 
 def map_url(url, url_map, reverse=False):
