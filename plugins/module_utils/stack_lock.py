@@ -483,6 +483,18 @@ def layer_distributions(lock, layer_name):
     return []
 
 
+def guarded_through(resolved, layer_name=None):
+    """What the stack must hold once ``layer_name`` (default: the last layer) is in, as stack_bom's ``declared`` list:
+    every declared package of that layer and those before it, as declared, and every other distribution their lock
+    layers install, at its locked version. The per-layer guard of python_stack reads it after each layer, the finished
+    stack's check before a re-run skips the build reads it for the whole stack."""
+    names = [layer['name'] for layer in resolved['layers']]
+    upto = names[:names.index(layer_name) + 1] if layer_name is not None else names
+    locked = [dist for layer in (resolved.get('lock') or {}).get('layers') or [] if layer.get('name') in upto
+              for dist in layer.get('distributions') or [] if not dist.get('declared')]
+    return [pkg for pkg in resolved['packages'] if pkg['layer'] in upto] + locked
+
+
 def count(lock):
     """(distributions, distributions with a sha256) of a lock."""
     dists = [d for layer in lock.get('layers') or [] for d in layer.get('distributions') or []]

@@ -134,6 +134,32 @@ def test_a_lock_of_the_declaration_is_taken_and_names_the_stack(resolved):
     assert sl.lock_problems(sl.json.loads(sl.render(lock)), resolved) == []
 
 
+def test_the_guard_of_each_layer_holds_its_layers_so_far_and_the_last_the_whole_lock(resolved):
+    lock = make_lock(resolved)
+    locked = sd.resolve(copy.deepcopy(resolved), lock=lock)
+    names = [layer['name'] for layer in locked['layers']]
+    seen = []
+    for index, name in enumerate(names):
+        guard = sl.guarded_through(locked, name)
+        keys = [sl.normalize_name(entry['name']) for entry in guard]
+        assert len(keys) == len(set(keys)), name
+        # Exactly the declared packages of the layers so far, then the other distributions their lock layers install.
+        declared = [pkg['name'] for pkg in locked['packages'] if pkg['layer'] in names[:index + 1]]
+        assert [entry['name'] for entry in guard[:len(declared)]] == declared
+        assert all('layer' in entry for entry in guard[:len(declared)])
+        others = [dist['name'] for layer in locked['lock']['layers'][:index + 1] for dist in layer['distributions']
+                  if not dist.get('declared')]
+        assert [entry['name'] for entry in guard[len(declared):]] == others
+        assert set(seen) <= set(keys)
+        seen = keys
+    # The whole stack: every locked distribution, each once.
+    whole = sl.guarded_through(locked)
+    assert whole == sl.guarded_through(locked, names[-1])
+    assert len(whole) == sl.count(lock)[0]
+    with pytest.raises(ValueError):
+        sl.guarded_through(locked, 'no-such-layer')
+
+
 def test_an_added_requirement_refuses_the_old_lock_and_makes_a_new_stack(resolved):
     lock = make_lock(resolved)
     plus = copy.deepcopy(resolved)
