@@ -145,6 +145,30 @@ def link_wheel(store, sha256, dest):
     return True
 
 
+def link_wheels(store, wheels, dest, check=False):
+    """Link into ``dest`` each wheel of ``wheels`` ({filename: sha256}) that ``dest`` lacks and the store holds (a
+    wheel an earlier stack was built from): the controller then copies only the others. Returns (filenames linked,
+    their bytes); in check mode, what would be linked."""
+    linked, size = [], 0
+    for filename, sha256 in sorted(wheels.items()):
+        if os.path.basename(filename) != filename or not sha256:
+            raise StoreError('%s: not a wheel file name with a sha256' % filename)
+        target = os.path.join(dest, filename)
+        obj = object_path(store, str(sha256).lower(), 0o644)
+        if os.path.lexists(target) or not os.path.isfile(obj):
+            continue
+        if not check:
+            try:
+                _link_into_place(obj, target)
+            except OSError as exc:
+                if exc.errno in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                    continue
+                raise StoreError('%s: could not link it from the store %s: %s' % (target, store, exc))
+        linked.append(filename)
+        size += os.stat(obj).st_size
+    return linked, size
+
+
 def _read_record(site, dist_info):
     """The RECORD's lines as written (pip ends them with CRLF) and its rows."""
     with open(os.path.join(site, dist_info, 'RECORD'), newline='', encoding='utf-8') as handle:

@@ -180,3 +180,27 @@ def test_a_wheel_is_linked_from_the_store_and_a_missing_object_hides_the_manifes
     ss._write_json(ss.manifest_path(store, 'b' * 64), {'dist_info': 'x', 'record': [],
                                                        'files': [{'path': 'x/y.py', 'mode': 0o644, 'sha256': 'c' * 64}]})
     assert ss.load_manifest(store, 'b' * 64) is None
+
+
+def test_the_wheels_the_store_holds_are_linked_into_a_wheelhouse_and_only_those(tmp_path):
+    """Controller mode (fleet_wheelhouse distribute): what the store holds is linked, the rest is left to the copy."""
+    store = ss.store_dir(str(tmp_path))
+    ss.ensure_store(store)
+    held = tmp_path / 'held-1-py3-none-any.whl'
+    held.write_bytes(b'a wheel an earlier stack was built from')
+    os.chmod(str(held), 0o644)
+    sha = hashlib.sha256(held.read_bytes()).hexdigest()
+    ss.put_file(store, str(held), sha, 0o644)
+    dest = tmp_path / 'wheelhouse'
+    dest.mkdir()
+    (dest / 'there-1-py3-none-any.whl').write_bytes(b'already here')
+    wheels = {held.name: sha, 'new-1-py3-none-any.whl': 'd' * 64, 'there-1-py3-none-any.whl': sha}
+    assert ss.link_wheels(store, wheels, str(dest), check=True) == ([held.name], len(held.read_bytes()))
+    assert not (dest / held.name).exists()
+    assert ss.link_wheels(store, wheels, str(dest)) == ([held.name], len(held.read_bytes()))
+    assert os.stat(str(dest / held.name)).st_ino == os.stat(str(held)).st_ino
+    # What was there stays as it was (the copy's check judges it); nothing more is linked a second time.
+    assert (dest / 'there-1-py3-none-any.whl').read_bytes() == b'already here'
+    assert ss.link_wheels(store, wheels, str(dest)) == ([], 0)
+    with pytest.raises(ss.StoreError):
+        ss.link_wheels(store, {'../escape.whl': sha}, str(dest))
