@@ -5,7 +5,7 @@
 #   (debootstrap base images, the signed local upstream mirror, the GPU stand-in).
 # Exits non-zero when any stage fails; ends with one summary line "N passed, N failed".
 # Usage: scripts/test-all.sh [stage ...]   stages: lint build sanity units sanity-2.18 units-2.18 sanity-2.20
-#   units-2.20 importer testbed-units testbed ee molecule lxc-real
+#   units-2.20 importer testbed testbed-units ee molecule lxc-real
 #   lxc-real: a real LXC container with the lxc_gpu_host configuration (tests/lxc_real/run.sh; root, lxc, busybox-static)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -117,10 +117,11 @@ testbed() {
 # Tests of the test bed itself (the GPU stand-in against the parsers): plain pytest on the working
 # tree, because molecule/ is not part of the built collection that ansible-test units sees. Also the
 # apt_repo_fetch module tests, which sign a repository with gpg (gpg-agent does not survive ansible-test's
-# forked workers; galaxy.yml leaves that file out of the tarball).
+# forked workers; galaxy.yml leaves that file out of the tarball), and the import gate's message on the real sglang
+# wheel of the test bed's download cache (so this stage runs after testbed).
 testbed_units() {
-  PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py \
-    tests/unit/plugins/modules/test_apt_repo_fetch.py tests/unit/test_stack_lock_nightly.py
+  GPUOPS_SGLANG_TESTBED_CACHE="$testbed_cache" PYTHONPATH="$root/build/collections" python -m pytest -q -p no:cacheprovider tests/unit/test_gpu_standin.py tests/unit/test_sglang_standin.py \
+    tests/unit/plugins/modules/test_apt_repo_fetch.py tests/unit/test_stack_lock_nightly.py tests/unit/test_service_env_gates.py
 }
 
 # The execution environment: `ansible-builder create` from meta/execution-environment.yml into
@@ -263,7 +264,7 @@ wanted=("$@")
 if [ ${#wanted[@]} -eq 0 ]; then
   wanted=(lint build sanity units)
   for v in $core_versions; do wanted+=("sanity-$v" "units-$v"); done
-  wanted+=(importer testbed-units testbed ee molecule lxc-real)
+  wanted+=(importer testbed testbed-units ee molecule lxc-real)
 fi
 for s in "${wanted[@]}"; do
   case $s in

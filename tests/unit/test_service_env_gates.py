@@ -34,7 +34,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 COLLECTIONS = os.path.join(ROOT, 'build', 'collections')
 PLAYBOOK = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''))
 DEB_PYTHON = '/usr/bin/python3.%d' % sys.version_info[1]
-SGLANG_WHEEL = os.path.join(ROOT, 'build', 'cache', 'pypi', 'sglang-0.5.9-py3-none-any.whl')
+# The real wheel, from the test bed's download cache (scripts/test-all.sh testbed fills it; testbed-units runs this).
+SGLANG_WHEEL = os.path.join(os.environ.get('GPUOPS_SGLANG_TESTBED_CACHE', '/var/cache/gpuops-sglang-testbed'), 'mirror-downloads',
+                            'pypi', 'sglang-0.5.9-py3-none-any.whl')
 
 pytestmark = pytest.mark.skipif(PLAYBOOK is None or not os.path.isdir(COLLECTIONS),
                                 reason='needs ansible-playbook and build/collections (scripts/setup-controller.sh)')
@@ -162,7 +164,7 @@ def test_service_environment_site_overrides_win_and_no_declaration_leaves_the_to
         'TRITON_CACHE_DIR': '/scratch/triton'}}
 
 
-@pytest.mark.skipif(not os.path.exists(SGLANG_WHEEL), reason='needs the real sglang 0.5.9 wheel in build/cache/pypi')
+@pytest.mark.skipif(not os.path.exists(SGLANG_WHEEL), reason='needs the real sglang 0.5.9 wheel of the test bed (scripts/test-all.sh testbed)')
 def test_import_gate_names_the_missing_module_and_the_chain(tmp_path):
     stack = tmp_path / 'stack'
     subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(stack / 'venv')], check=True)
