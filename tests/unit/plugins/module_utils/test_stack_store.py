@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import errno
 import glob
 import hashlib
 import os
@@ -204,3 +205,35 @@ def test_the_wheels_the_store_holds_are_linked_into_a_wheelhouse_and_only_those(
     assert ss.link_wheels(store, wheels, str(dest)) == ([], 0)
     with pytest.raises(ss.StoreError):
         ss.link_wheels(store, {'../escape.whl': sha}, str(dest))
+
+
+def test_a_store_on_another_file_system_shares_nothing_and_changes_no_file(tmp_path, monkeypatch):
+    """A store the stacks cannot hard-link into (another mount: link(2) fails with EXDEV): a real pip install is not
+    shared, reported why, and every file of it stays as pip wrote it; no wheel is linked."""
+    venv = str(tmp_path / 'stack' / 'venv')
+    try:
+        subprocess.run([_base_python(), '-m', 'venv', venv], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip('no venv with ensurepip here: %s' % exc)
+    site = _site(venv)
+    dist_info = _pip_dist_info(site)
+    before = dict((path, os.stat(path).st_ino) for path in glob.glob(os.path.join(site, 'pip', '**', '*.py'), recursive=True))
+    store = ss.store_dir(str(tmp_path))
+    ss.ensure_store(store)
+
+    def cross_device(source, dest):
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), source, None, dest)
+    monkeypatch.setattr(ss.os, 'link', cross_device)
+    files, reason = ss.ingest(store, venv, site, dist_info, 'e' * 64, 'pip', dist_info[4:-10])
+    assert files == 0 and reason == 'the store %s is on another file system than %s: nothing is shared' % (store, venv)
+    assert ss.load_manifest(store, 'e' * 64) is None
+    assert dict((path, os.stat(path).st_ino) for path in before) == before
+    assert _record_ok(site, dist_info) == []
+    wheelhouse = tmp_path / 'wheelhouse'
+    wheelhouse.mkdir()
+    obj = ss.object_path(store, 'a' * 64, 0o644)
+    os.makedirs(os.path.dirname(obj))
+    with open(obj, 'wb') as handle:
+        handle.write(b'a stored wheel')
+    assert ss.link_wheels(store, {'x-1-py3-none-any.whl': 'a' * 64}, str(wheelhouse)) == ([], 0)
+    assert os.listdir(str(wheelhouse)) == []
