@@ -92,7 +92,7 @@ def write_inventory(count):
     return inv
 
 
-def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
+def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10, log=None):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, 'build', 'collections'),
                ANSIBLE_PIPELINING=str(pipelining), ANSIBLE_FORKS=str(forks), MOLECULE_PROJECT_DIRECTORY=ROOT,
                # The shared test group_vars keep the stack locks the upgrade makes in the scenario's directory.
@@ -105,6 +105,9 @@ def playbook(inv, book, extra=None, limit=None, pipelining=True, forks=10):
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     wall = time.monotonic() - start
+    if log:
+        with open(log, 'w') as handle:
+            handle.write(proc.stdout + proc.stderr)
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # The controller's CPU time (ansible-playbook and its forks, user + system; the hosts' side runs in the containers).
     CPU.append(cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime)
