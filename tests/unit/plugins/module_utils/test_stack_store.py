@@ -40,6 +40,17 @@ def _pip_dist_info(site):
     return [entry for entry in os.listdir(site) if entry.startswith('pip-') and entry.endswith('.dist-info')][0]
 
 
+def _pip_venv(venv):
+    """A virtualenv at ``venv`` with the pip ensurepip installs (a real pip install): (venv, site-packages, pip's
+    dist-info)."""
+    try:
+        subprocess.run([_base_python(), '-m', 'venv', venv], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip('no venv with ensurepip here: %s' % exc)
+    site = _site(venv)
+    return venv, site, _pip_dist_info(site)
+
+
 def _record_ok(site, dist_info):
     """Every RECORD row with a hash matches the file as it is now."""
     bad = []
@@ -139,13 +150,7 @@ def test_a_real_pip_install_is_shared_and_laid_out_in_another_stack(stacks):
 
 def test_a_changed_file_keeps_the_dist_out_of_the_store(tmp_path):
     root = str(tmp_path)
-    venv = os.path.join(root, 'stacks', 'c', 'venv')
-    try:
-        subprocess.run([_base_python(), '-m', 'venv', venv], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip('no venv with ensurepip here: %s' % exc)
-    site = _site(venv)
-    dist_info = _pip_dist_info(site)
+    venv, site, dist_info = _pip_venv(os.path.join(root, 'stacks', 'c', 'venv'))
     # As a patch series would: a new file renamed over the installed one.
     target = os.path.join(site, 'pip', '__init__.py')
     with open(target + '.new', 'w') as handle:
@@ -159,16 +164,22 @@ def test_a_changed_file_keeps_the_dist_out_of_the_store(tmp_path):
     assert ss.collect(store, check=True)['manifests'] == 0
 
 
-def test_a_wheel_is_linked_from_the_store_and_a_missing_object_hides_the_manifest(tmp_path):
+def _stored_wheel(tmp_path, name, data):
+    """A store under tmp_path holding one wheel file (bytes ``data``), and an empty wheelhouse beside it."""
     store = ss.store_dir(str(tmp_path))
     ss.ensure_store(store)
-    wheel = tmp_path / 'x-1-py3-none-any.whl'
-    wheel.write_bytes(b'not really a wheel, only bytes with a hash')
+    wheel = tmp_path / name
+    wheel.write_bytes(data)
     os.chmod(str(wheel), 0o644)
-    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    sha = hashlib.sha256(data).hexdigest()
     assert ss.put_file(store, str(wheel), sha, 0o644) == 0
     dest = tmp_path / 'wheelhouse'
     dest.mkdir()
+    return store, wheel, sha, dest
+
+
+def test_a_wheel_is_linked_from_the_store_and_a_missing_object_hides_the_manifest(tmp_path):
+    store, wheel, sha, dest = _stored_wheel(tmp_path, 'x-1-py3-none-any.whl', b'not really a wheel, only bytes with a hash')
     assert ss.link_wheel(store, sha, str(dest / wheel.name))
     assert os.stat(str(dest / wheel.name)).st_ino == os.stat(str(wheel)).st_ino
     assert not ss.link_wheel(store, 'a' * 64, str(dest / 'other.whl'))
@@ -185,15 +196,7 @@ def test_a_wheel_is_linked_from_the_store_and_a_missing_object_hides_the_manifes
 
 def test_the_wheels_the_store_holds_are_linked_into_a_wheelhouse_and_only_those(tmp_path):
     """Controller mode (fleet_wheelhouse distribute): what the store holds is linked, the rest is left to the copy."""
-    store = ss.store_dir(str(tmp_path))
-    ss.ensure_store(store)
-    held = tmp_path / 'held-1-py3-none-any.whl'
-    held.write_bytes(b'a wheel an earlier stack was built from')
-    os.chmod(str(held), 0o644)
-    sha = hashlib.sha256(held.read_bytes()).hexdigest()
-    ss.put_file(store, str(held), sha, 0o644)
-    dest = tmp_path / 'wheelhouse'
-    dest.mkdir()
+    store, held, sha, dest = _stored_wheel(tmp_path, 'held-1-py3-none-any.whl', b'a wheel an earlier stack was built from')
     (dest / 'there-1-py3-none-any.whl').write_bytes(b'already here')
     wheels = {held.name: sha, 'new-1-py3-none-any.whl': 'd' * 64, 'there-1-py3-none-any.whl': sha}
     assert ss.link_wheels(store, wheels, str(dest), check=True) == ([held.name], len(held.read_bytes()))
@@ -210,13 +213,7 @@ def test_the_wheels_the_store_holds_are_linked_into_a_wheelhouse_and_only_those(
 def test_a_store_on_another_file_system_shares_nothing_and_changes_no_file(tmp_path, monkeypatch):
     """A store the stacks cannot hard-link into (another mount: link(2) fails with EXDEV): a real pip install is not
     shared, reported why, and every file of it stays as pip wrote it; no wheel is linked."""
-    venv = str(tmp_path / 'stack' / 'venv')
-    try:
-        subprocess.run([_base_python(), '-m', 'venv', venv], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip('no venv with ensurepip here: %s' % exc)
-    site = _site(venv)
-    dist_info = _pip_dist_info(site)
+    venv, site, dist_info = _pip_venv(str(tmp_path / 'stack' / 'venv'))
     before = dict((path, os.stat(path).st_ino) for path in glob.glob(os.path.join(site, 'pip', '**', '*.py'), recursive=True))
     store = ss.store_dir(str(tmp_path))
     ss.ensure_store(store)
