@@ -13,7 +13,7 @@ author: gpuops.sglang_stack maintainers (@gpuops)
 description:
   - From a resolved declaration with its lock (the P(gpuops.sglang_stack.stack_resolve#filter) filter with C(lock)), the
     list the P(gpuops.sglang_stack.stack_bom#module) module checks a stack against once a layer is in
-    (its C(declared) option): every declared package of that layer and of the layers before it, as declared, and every
+    (its C(declared) option) - every declared package of that layer and of the layers before it, as declared, and every
     other distribution the lock installs in those layers, at its locked version.
   - The guard after each layer reads it for the layers so far; the check of a finished stack reads it for all layers.
 options:

@@ -33,8 +33,9 @@ def test_modules_in_one_interpreter_each_judged_and_entry_points_apart(tmp_path)
     (tmp_path / 'sees_first.py').write_text('import os\nassert os.environ.get("GATE_SEEN") == "1", "not in one interpreter"\n')
     (tmp_path / 'entry.py').write_text('import os, sys\nassert "GATE_SEEN" not in os.environ\nprint("usage")\n')
     results = gate(tmp_path, {'import': ['first_mod', 'needs_missing', 'sees_first'], 'run': ['entry', 'no_entry_here']})
-    assert [r[:3] for r in results] == [('first_mod', 'import', 0), ('needs_missing', 'import', 1), ('sees_first', 'import', 0),
-                                       ('entry', 'run', 0), ('no_entry_here', 'run', 1)]
+    assert [r[:3] for r in results] == [
+        ('first_mod', 'import', 0), ('needs_missing', 'import', 1), ('sees_first', 'import', 0), ('entry', 'run', 0),
+        ('no_entry_here', 'run', 1)]
     # The failing import's traceback is the interpreter's own form: the role's message takes the chain of files from it.
     stderr = results[1][3]
     assert stderr.startswith('Traceback (most recent call last):')
