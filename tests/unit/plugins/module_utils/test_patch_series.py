@@ -16,7 +16,6 @@ import json
 import os
 import py_compile
 import re
-import time
 
 import pytest
 
@@ -206,13 +205,18 @@ def test_engine_small_cases():
         ps.parse_patch(b'# only a header\n', 'empty')
 
 
-# --- Hostile patches: bounded, linear, paths that are not UTF-8 (issue 18) ---------------------------------
+# --- Hostile patches: bounded, paths that are not UTF-8 (issue 18) -------------------------------------------
 #
 # Before: a hunk header with a 5,000-digit line number raised ValueError from int(), and a ---/+++ path that was
-# not UTF-8 raised UnicodeDecodeError; both now are PatchError.
+# not UTF-8 raised UnicodeDecodeError; both now are PatchError. The hostile patches are built for a length n (the
+# tests use N); their time is measured by tests/benchmark/parser_bench.py, not asserted here.
 
 N = 100000
-BOUND_S = 0.1
+HOSTILE_HUNK_HEADERS = {
+    'line_number_of_5000_digits': lambda n: b'@@ -' + b'1' * 5000 + b',3 +1,3 @@',
+    'digits_then_x': lambda n: b'@@ -' + b'1' * n + b'x',
+    'commas': lambda n: b'@@ -1,3 +1' + b',' * n,
+}
 
 
 def real_patch():
@@ -220,15 +224,22 @@ def real_patch():
         return handle.read()
 
 
-@pytest.mark.parametrize('header', [b'@@ -' + b'1' * 5000 + b',3 +1,3 @@', b'@@ -' + b'1' * N + b'x', b'@@ -1,3 +1' + b',' * N])
-def test_hostile_hunk_headers_are_refused_quickly(header):
+def patch_with_hunk_header(header):
+    """The first recorded patch with its first hunk header replaced by header."""
     data = real_patch()
     first = data.index(b'\n@@ ') + 1
-    hostile = data[:first] + header + data[data.index(b'\n', first):]
-    start = time.process_time()
+    return data[:first] + header + data[data.index(b'\n', first):]
+
+
+def patch_after_a_long_line(n):
+    return b'# ' + b' ' * n + b'\n' + real_patch()
+
+
+@pytest.mark.parametrize('name', ['line_number_of_5000_digits', 'digits_then_x', 'commas'])
+def test_hostile_hunk_headers_are_refused_quickly(name):
+    hostile = patch_with_hunk_header(HOSTILE_HUNK_HEADERS[name](N))
     with pytest.raises(ps.PatchError, match='bad hunk header'):
         ps.parse_patch(hostile, 'hostile')
-    assert time.process_time() - start < BOUND_S
 
 
 def test_path_that_is_not_utf8_is_refused_cleanly():
@@ -256,10 +267,7 @@ def test_patch_over_the_cap_is_refused():
 
 def test_long_lines_parse_in_linear_time():
     data = real_patch()
-    hostile = b'# ' + b' ' * N + b'\n' + data
-    start = time.process_time()
-    files = ps.parse_patch(hostile, 'long header')
-    assert time.process_time() - start < BOUND_S
+    files = ps.parse_patch(patch_after_a_long_line(N), 'long header')
     assert [f.relpath for f in files] == [f.relpath for f in ps.parse_patch(data, 'real')]
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
 
 import pytest
 
@@ -85,22 +84,28 @@ def test_judge_refuses_meaningless_limits():
         sb.judge(90, 89.5, -0.1)
 
 
-# --- Hostile input: linear time, bounded size (issue 18) -------------------------------------------------
+# --- Hostile input: bounded size, answers of the former pattern (issue 18) ----------------------------------
 #
 # Before the rewrite 'latency: 1' + 100,000 blanks + 'x' took about 24 s (0.97 s at 20,000): the two blank runs
 # around the optional unit split the blanks every possible way. 'latency: 1.2.3' and 'batch size: 1e999' raised
 # ValueError / OverflowError out of parse_stdout; a result line of 100,000 '[' raised RecursionError.
+# The hostile lines are built for a length n (the tests use N); their time, against the former pattern's, is
+# measured by tests/benchmark/parser_bench.py, not asserted here.
 
 N = 100000
-BOUND_S = 0.1
 OLD_LINE = re.compile(r'^\s*(batch size|input_len|output_len|latency|input throughput|output throughput|last_ttft|'
                       r'last generation throughput|acc_length):\s*(-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*(?:s|tok/s)?\s*$')
+LONG_LINES = {
+    'blanks_before_x': lambda n: 'latency: 1' + ' ' * n + 'x',
+    'dotted_digits': lambda n: 'latency: ' + '1.' * (n // 2) + 'x',
+    'trailing_blanks': lambda n: 'latency:' + ' ' * n,
+    'blanks_before_unit_x': lambda n: 'output throughput: 1' + ' ' * n + 'tok/s x',
+    'blanks_around_a_value': lambda n: ' ' * n + 'latency: 1' + ' ' * n + 's' + '\t' * n,
+}
 
 
-def timed(func, *args, **kwargs):
-    start = time.process_time()
-    result = func(*args, **kwargs)
-    return result, time.process_time() - start
+def nested_result_line(n):
+    return '[' * n
 
 
 def test_line_pattern_answers_as_the_former_one():
@@ -113,17 +118,16 @@ def test_line_pattern_answers_as_the_former_one():
             assert (old and old.groups()) == (new and new.groups()), repr(line)
 
 
-@pytest.mark.parametrize('line, latency', [
-    ('latency: 1' + ' ' * N + 'x', None),
-    ('latency: ' + '1.' * (N // 2) + 'x', None),
-    ('latency:' + ' ' * N, None),
-    ('output throughput: 1' + ' ' * N + 'tok/s x', None),
-    (' ' * N + 'latency: 1' + ' ' * N + 's' + '\t' * N, 1.0),
+@pytest.mark.parametrize('name, latency', [
+    ('blanks_before_x', None),
+    ('dotted_digits', None),
+    ('trailing_blanks', None),
+    ('blanks_before_unit_x', None),
+    ('blanks_around_a_value', 1.0),
 ])
-def test_long_lines_are_linear(line, latency):
-    text = fixture('stdout_baseline.txt') + line + '\n'
-    cases, seconds = timed(sb.parse_stdout, text)
-    assert seconds < BOUND_S
+def test_long_lines_are_linear(name, latency):
+    text = fixture('stdout_baseline.txt') + LONG_LINES[name](N) + '\n'
+    cases = sb.parse_stdout(text)
     expected = sb.parse_stdout(fixture('stdout_baseline.txt'))
     if latency is not None:
         expected[-1]['latency'] = latency
@@ -137,11 +141,9 @@ def test_values_that_are_no_finite_number_are_skipped(line):
 
 
 def test_deeply_nested_result_line_is_refused_cleanly():
-    text = fixture('result_eagle3.jsonl').rstrip('\n') + '\n' + '[' * N + '\n'
-    start = time.process_time()
+    text = fixture('result_eagle3.jsonl').rstrip('\n') + '\n' + nested_result_line(N) + '\n'
     with pytest.raises(sb.BenchError, match='nests too deeply'):
         sb.parse_result_jsonl(text)
-    assert time.process_time() - start < BOUND_S
 
 
 @pytest.mark.parametrize('parser', [sb.parse_stdout, sb.parse_result_jsonl])
