@@ -133,18 +133,6 @@ def put_file(store, path, sha256, mode, mtime=None):
         raise StoreError('%s: could not share it through the store %s: %s' % (path, store, exc))
 
 
-def link_wheel(store, sha256, dest):
-    """Link the wheel ``sha256`` from the store to ``dest``; False when the store does not hold it."""
-    obj = object_path(store, sha256, 0o644)
-    if not os.path.isfile(obj):
-        return False
-    try:
-        _link_into_place(obj, dest)
-    except OSError:
-        return False
-    return True
-
-
 def link_wheels(store, wheels, dest, check=False):
     """Link into ``dest`` each wheel of ``wheels`` ({filename: sha256}) that ``dest`` lacks and the store holds (a
     wheel an earlier stack was built from): the controller then copies only the others. Returns (filenames linked,

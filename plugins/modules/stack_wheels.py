@@ -198,17 +198,19 @@ def main():
             manifest = stack_store.load_manifest(store, dist['sha256'])
             if manifest:
                 manifests[dist['name']] = manifest
+    # The wheels the store may hold, by the file name each has in the wheelhouse.
+    by_filename = dict((d['filename'], d['sha256']) for d in wanted)
     if module.check_mode:
         result['linked']['reused'] = ['%s==%s' % (d['name'], d['version']) for d in wanted if d['name'] in manifests]
         present = [d for d in wanted if os.path.isfile(os.path.join(wheelhouse, d['filename']))]
         try:
             for dist in present:
                 wheel_fetch.check_file(os.path.join(wheelhouse, dist['filename']), dist['sha256'])
-        except wheel_fetch.WheelFetchError as exc:
+            stored = stack_store.link_wheels(store, by_filename, wheelhouse, check=True)[0] if store else []
+        except (wheel_fetch.WheelFetchError, stack_store.StoreError) as exc:
             module.fail_json(msg='LOCK %s: %s' % (label, exc), **result)
         result['checked'] = len(present)
-        stored = [d for d in wanted if store and os.path.isfile(stack_store.object_path(store, d['sha256'], 0o644))]
-        result['fetched'] = [d['filename'] for d in wanted if d not in present and d not in stored]
+        result['fetched'] = [d['filename'] for d in wanted if d not in present and d['filename'] not in stored]
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted] if params['venv'] else []
         result['changed'] = bool(result['fetched'] or result['installed'])
         result['msg'] = '%s: would fetch %d files, install %d distributions' % (label, len(result['fetched']), len(result['installed']))
@@ -222,10 +224,11 @@ def main():
             os.unlink(os.path.join(wheelhouse, entry))
     if store:
         stack_store.ensure_store(store)
-        for dist in wanted:
-            dest = os.path.join(wheelhouse, dist['filename'])
-            if not os.path.exists(dest) and stack_store.link_wheel(store, dist['sha256'], dest):
-                result['linked']['wheels'] += 1
+        try:
+            linked, _size = stack_store.link_wheels(store, by_filename, wheelhouse)
+        except stack_store.StoreError as exc:
+            module.fail_json(msg='STORE %s: %s. Nothing of this layer was installed; the serving stack is untouched.' % (label, exc), **result)
+        result['linked']['wheels'] += len(linked)
     try:
         paths, fetched = wheel_fetch.ensure_wheels(wanted, wheelhouse, _opener(module) if params['source'] == 'url' else None,
                                                    params['max_bytes'], params['workers'])
