@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job, from a fresh clone: set up the controller and the test bed (base images, the local
 # upstream mirror), create the containers that stand in for the LXC GPU hosts (molecule scenario
-# "default": two hosts, 8x RTX PRO 6000 each, replayed nvidia-smi), and run the upgrade playbook
+# "default": one Debian 13 host, 8x RTX PRO 6000, replayed nvidia-smi), and run the upgrade playbook
 # against them. The containers stay up afterwards for inspection:
-#   docker exec -it sglang-gpu-d12 bash        .venv/bin/molecule destroy -s default   (clean up)
+#   docker exec -it sglang-gpu-d13 bash        .venv/bin/molecule destroy -s default   (clean up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -185,6 +185,9 @@ molecule_scenario() {
       check) molecule converge -s "$s" -- --check || arc=$? ;;
       *) molecule "$a" -s "$s" || arc=$? ;;
     esac
+    # The host directories a scenario mounts as its hosts' disks (build/molecule-disk/<scenario>/, real_stack's
+    # and download_once's stacks): emptied once its containers are gone, before the first create and after the end.
+    [ "$a" != destroy ] || rm -rf "build/molecule-disk/$s"
     printf '%s\t%s\t%s\t%s\n' "$s" "$a" "$((SECONDS - t0))" "$arc" >>"$log_dir/molecule-times.tsv"
     echo "--- molecule $a -s $s: rc $arc in $((SECONDS - t0))s"
     [ $arc -eq 0 ] || rc=$arc
@@ -206,7 +209,7 @@ lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the othe
     echo "--- lane $lane: molecule test -s $s (log $log_dir/molecule-$s.log)"
     if molecule_scenario "$s" >"$log_dir/molecule-$s.log" 2>&1; then rc=0; else rc=1; fi
     # Scenarios that set secrets use values starting "gpuops-leak-": no task output, diff or result may show
-    # one (molecule/default/host_vars/sglang-gpu-d12.yml). The host journals are checked by the scenario itself.
+    # one (molecule/default/host_vars/sglang-gpu-d13.yml). The host journals are checked by the scenario itself.
     if grep -n "gpuops-leak-" "$log_dir/molecule-$s.log" >"$log_dir/molecule-$s.leaks"; then
       echo "--- lane $lane: scenario $s printed a secret ($(wc -l <"$log_dir/molecule-$s.leaks") lines, $log_dir/molecule-$s.leaks)"
       rc=1

@@ -49,7 +49,7 @@ API_KEY = LEAK + "key-93b4d2"
 
 
 def has_keys(host):
-    return host.backend.get_hostname() == "sglang-gpu-d12"
+    return host.backend.get_hostname() == "sglang-gpu-d13"
 
 
 def stack_dir(host):
