@@ -19,6 +19,7 @@ into what the play prints, ``markdown`` into the report beside the JSON. Publish
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.preflight_gates import describe
@@ -262,3 +263,20 @@ def markdown(summary):
         if entry['service'] is not None:
             out += ['', 'Service health gate: %s.' % ('passed' if entry['service']['healthy'] else 'failed')]
     return '\n'.join(out) + '\n'
+
+
+def summary_files(summary, playbook, run_id):
+    """The files of one written summary, {file name: content}: <playbook>-<run id>.json and .md keep this run,
+    <playbook>-latest.json and .md are the last run's. One run's later writes (a failure recorded, then the end)
+    replace its own files."""
+    if not playbook or '/' in playbook or playbook.startswith('.'):
+        raise ValueError('playbook %r: not a plain name for a file' % (playbook,))
+    if not run_id or not all(c.isalnum() for c in run_id):
+        raise ValueError('run id %r: letters and digits only (the run_summary role writes %%Y%%m%%dT%%H%%M%%SZ)' % (run_id,))
+    text = json.dumps(summary, indent=4, sort_keys=True, separators=(',', ': '), ensure_ascii=False) + '\n'
+    report = markdown(summary)
+    files = {}
+    for name in (run_id, 'latest'):
+        files['%s-%s.json' % (playbook, name)] = text
+        files['%s-%s.md' % (playbook, name)] = report
+    return files
