@@ -3,12 +3,12 @@
 # sanity-<version> and units-<version>), run from the checkout's root on a prepared collection tree:
 #   scripts/ansible-test-core.sh VERSION PYTHON TREE sanity|units [ANSIBLE-TEST ARGUMENTS...]
 # The virtualenv build/core-<version>/venv is made with PYTHON from requirements/core-<version>.txt
-# when it is missing or that file changed (its sha256 is kept in the virtualenv).
+# when it is missing or that file or PYTHON changed (their sha256 is kept in the virtualenv).
 set -euo pipefail
 v=$1 py=$2 tree=$3 what=$4
 shift 4
 venv=$PWD/build/core-$v/venv req=requirements/core-$v.txt
-want=$(sha256sum "$req" | cut -d' ' -f1)
+want=$( (cat "$req"; "$py" -c 'import sys; print(sys.executable, sys.version)') | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
   echo "core $v: virtualenv $venv from $req"
   rm -rf "$venv" && "$py" -m venv "$venv"

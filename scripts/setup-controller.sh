@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 need_apt=()
-for pkg in debootstrap dpkg-dev apt-utils gnupg; do
+for pkg in debootstrap dpkg-dev apt-utils gnupg python3-venv; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need_apt+=("$pkg")
 done
 if [ -f tests/testbed/apt-requirements.txt ]; then
@@ -25,10 +25,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-python=${CONTROLLER_PYTHON:-python3.11}
-command -v "$python" >/dev/null || python=python3
+# The controller's interpreter: Debian's python3.11 where it is installed. Debian builds it with profile-guided and
+# link-time optimisation and the machine's pyenv build has neither: the same Python loop ran 1.5x as fast, and
+# Ansible's controller, ansible-lint and ansible-test are Python (docs/performance.md, 2026-12-05). Else python3.11
+# from PATH, else python3; CONTROLLER_PYTHON names another.
+python=${CONTROLLER_PYTHON:-}
+if [ -z "$python" ]; then
+  if [ -x /usr/bin/python3.11 ] && /usr/bin/python3.11 -c 'import ensurepip, venv' 2>/dev/null; then python=/usr/bin/python3.11
+  elif command -v python3.11 >/dev/null; then python=python3.11
+  else python=python3; fi
+fi
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements/controller.txt | cut -d' ' -f1)
+# The requirements and the interpreter: another of either makes the virtualenv again.
+want=$( (cat requirements/controller.txt; "$python" -c 'import sys; print(sys.executable, sys.version)') | sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: controller virtualenv (.venv) from requirements/controller.txt"
   rm -rf .venv

@@ -16,10 +16,14 @@ export ANSIBLE_CONFIG="$root/ansible.cfg"
 export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0
 log_dir=build/test-logs
 # Every folder of molecule/ with a molecule.yml is a scenario (resources/ holds what they share).
-# Scenarios not yet seen passing whole are left out of the default run (each still runs with MOLECULE_SCENARIOS=<name>);
-# none at present (first_upgrade passed whole on 2026-12-05 and joined the run).
-scenarios_not_ready=" "
-scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do s=$(basename "$(dirname "$f")"); [[ "$scenarios_not_ready" == *" $s "* ]] || echo "$s"; done | tr '\n' ' ')}
+# The extended scenarios are left out of the default run, for its time (README, "Tests"): the test command took
+# 75 min on this 2-core machine and its CI run stopped at 90 (2026-12-05). What each shows is also shown, in part,
+# by the default run: faults' injected faults by preflight_refusals and stack_lifecycle (the same refusals), its
+# stale patch by the sglang_patches unit tests (test_conflict_fails_and_changes_nothing); download_once (controller mode) has no other scenario.
+# MOLECULE_EXTENDED=1 adds them; MOLECULE_SCENARIOS=<names> runs exactly those.
+scenarios_extended=" download_once faults "
+scenarios=${MOLECULE_SCENARIOS:-$(for f in molecule/*/molecule.yml; do s=$(basename "$(dirname "$f")")
+  [ -n "${MOLECULE_EXTENDED:-}" ] || [[ "$scenarios_extended" != *" $s "* ]] && echo "$s"; done | tr '\n' ' ')}
 version=$(awk '/^version:/{print $2}' galaxy.yml)
 tarball="build/dist/gpuops-sglang_stack-$version.tar.gz"
 
@@ -77,7 +81,9 @@ ansible_test() {  # ansible_test sanity|units CORE: ansible-test on the tree it 
 declare -A core_image=([2.20]=sglang-stack-testbed/debian13)
 core_versions="2.18 2.20"
 core_run() {  # core_run CORE TREE sanity|units
-  local v=$1 tree=$2 what=$3 py=python3.11 ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
+  # The controller virtualenv's own interpreter (scripts/setup-controller.sh chooses it) for the cores that run here.
+  local v=$1 tree=$2 what=$3 py ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
+  py=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
   local -a run=(env HOME="$root/build/core-$v/home")
   if [ -n "${core_image[$v]:-}" ]; then
     tests/testbed/build_base_images.sh "${core_image[$v]#*/}" || return 1
@@ -200,8 +206,8 @@ molecule_scenario() {
 # the base images; each writes its own log, build/test-logs/molecule-<scenario>.log. The lanes are
 # filled longest first by the weights below (seconds each scenario took in the last measured run on
 # this 2-core machine, two lanes, 2026-12-05; one not listed counts 300), so the lanes end at about the same time.
-declare -A scenario_weight=([service_rollout]=937 [real_stack]=786 [download_once]=685 [default]=581
-  [first_upgrade]=543 [faults]=517 [stack_lifecycle]=406 [preflight_refusals]=223 [lxc_host]=152)
+declare -A scenario_weight=([service_rollout]=1294 [real_stack]=974 [download_once]=833 [default]=700
+  [first_upgrade]=700 [faults]=650 [stack_lifecycle]=550 [preflight_refusals]=300 [lxc_host]=200)
 lane_run() {  # lane_run LANE SCENARIO... : run the scenarios one after the other
   local lane=$1 s t0 rc; shift
   for s in "$@"; do
@@ -265,8 +271,10 @@ results+=("PASS setup $(( $(date +%s) - setup_start ))s")
 
 wanted=("$@")
 if [ ${#wanted[@]} -eq 0 ]; then
-  wanted=(lint build sanity units)
-  for v in $core_versions; do wanted+=("sanity-$v" "units-$v"); done
+  # Sanity on the controller's core (2.19) and the newest (2.20); units on every core requires_ansible names. 2.18's
+  # sanity (sanity-2.18) is left out for time: the same checks as 2.19's, older; units-2.18 imports and runs every
+  # module and module_utils on it.
+  wanted=(lint build sanity units units-2.18 sanity-2.20 units-2.20)
   wanted+=(importer testbed testbed-units ee molecule lxc-real)
 fi
 for s in "${wanted[@]}"; do
