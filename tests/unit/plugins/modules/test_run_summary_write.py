@@ -34,8 +34,8 @@ def test_four_files_as_to_nice_json_and_the_markdown_filter_wrote_them(capsys, t
     failed, result = run(capsys, tmp_path)
     assert failed is False and result['changed'] is True
     out = tmp_path / 'summaries'
-    assert sorted(os.listdir(str(out))) == ['upgrade-20261205T194000Z.json', 'upgrade-20261205T194000Z.md',
-                                           'upgrade-latest.json', 'upgrade-latest.md']
+    names = ['upgrade-20261205T194000Z.json', 'upgrade-20261205T194000Z.md', 'upgrade-latest.json', 'upgrade-latest.md']
+    assert sorted(os.listdir(str(out))) == names
     text = (out / 'upgrade-latest.json').read_text()
     assert text == json.dumps(SUMMARY, indent=4, sort_keys=True, separators=(',', ': '), ensure_ascii=False) + '\n'
     assert json.loads((out / 'upgrade-20261205T194000Z.json').read_text()) == SUMMARY
