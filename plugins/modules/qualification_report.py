@@ -129,15 +129,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-from ansible_collections.gpuops.sglang_stack.plugins.module_utils import qualification
-
-
-def _read(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import qualification, report_files
 
 
 def main():
@@ -176,22 +168,15 @@ def main():
                   to_bytes(json.dumps(report, indent=2, sort_keys=True) + '\n')),
                  (os.path.join(params['dest_dir'], params['host'] + '.md'), to_bytes(markdown))]
         result['paths'] = [path for path, _content in files]
-        before_md = _read(files[1][0])
-        changes = [(path, content) for path, content in files if _read(path) != content]
+        before_md = report_files.read_bytes(files[1][0])
+        changes = report_files.changed(files)
         result['changed'] = bool(changes)
         if module._diff and changes:
             result['diff'] = dict(before_header=files[1][0], after_header=files[1][0],
                                   before=to_native(before_md or b''), after=markdown)
         if changes and not module.check_mode:
             try:
-                if not os.path.isdir(params['dest_dir']):
-                    os.makedirs(params['dest_dir'], 0o755)
-                for path, content in changes:
-                    tmp = path + '.tmp'
-                    with open(tmp, 'wb') as handle:
-                        handle.write(content)
-                    os.chmod(tmp, 0o644)
-                    module.atomic_move(tmp, path)
+                report_files.write(params['dest_dir'], changes, module.atomic_move)
             except (IOError, OSError) as exc:
                 module.fail_json(msg='QUALIFY: cannot write the report under %s: %s' % (params['dest_dir'], to_native(exc)),
                                  **result)

@@ -66,19 +66,11 @@ files:
 """
 
 import os
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import report_files
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils.run_summary import summary_files
-
-
-def _current(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
 
 
 def main():
@@ -96,31 +88,14 @@ def main():
         files = summary_files(params['summary'], params['playbook'], params['run_id'])
     except (ValueError, TypeError) as exc:
         module.fail_json(msg='run summary: %s' % exc)
-    result = {'changed': False, 'files': []}
-    if not os.path.isdir(params['dir']):
-        if not module.check_mode:
-            try:
-                os.makedirs(params['dir'], 0o755)
-            except OSError as exc:
-                module.fail_json(msg='run summary: cannot create %s: %s' % (params['dir'], exc), **result)
-        result['changed'] = True
-    for name in sorted(files):
-        path = os.path.join(params['dir'], name)
-        data = files[name].encode('utf-8')
-        changed = _current(path) != data
-        result['files'].append({'path': path, 'changed': changed})
-        if not changed or module.check_mode:
-            result['changed'] |= changed
-            continue
+    files = [(os.path.join(params['dir'], name), files[name].encode('utf-8')) for name in sorted(files)]
+    changes = report_files.changed(files)
+    result = {'changed': bool(changes), 'files': [{'path': path, 'changed': (path, content) in changes} for path, content in files]}
+    if changes and not module.check_mode:
         try:
-            handle, tmp = tempfile.mkstemp(dir=params['dir'], prefix='.%s.' % name)
-            with os.fdopen(handle, 'wb') as out:
-                out.write(data)
-            os.chmod(tmp, 0o644)
+            report_files.write(params['dir'], changes, module.atomic_move)
         except (IOError, OSError) as exc:
-            module.fail_json(msg='run summary: cannot write %s: %s' % (path, exc), **result)
-        module.atomic_move(tmp, path)
-        result['changed'] = True
+            module.fail_json(msg='run summary: cannot write under %s: %s' % (params['dir'], exc), **result)
     module.exit_json(**result)
 
 
