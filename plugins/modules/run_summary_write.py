@@ -90,7 +90,8 @@ def main():
         module.fail_json(msg='run summary: %s' % exc)
     files = [(os.path.join(params['dir'], name), files[name].encode('utf-8')) for name in sorted(files)]
     changes = report_files.changed(files)
-    result = {'changed': bool(changes), 'files': [{'path': path, 'changed': (path, content) in changes} for path, content in files]}
+    changed_paths = set(path for path, _content in changes)
+    result = {'changed': bool(changes), 'files': [{'path': path, 'changed': path in changed_paths} for path, _content in files]}
     if changes and not module.check_mode:
         try:
             report_files.write(params['dir'], changes, module.atomic_move)
