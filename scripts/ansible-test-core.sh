@@ -8,7 +8,7 @@ set -euo pipefail
 v=$1 py=$2 tree=$3 what=$4
 shift 4
 venv=$PWD/build/core-$v/venv req=requirements/core-$v.txt
-want=$( (cat "$req"; "$py" -c 'import sys; print(sys.executable, sys.version)') | sha256sum | cut -d' ' -f1)
+want=$(scripts/venv-stamp.sh "$req" "$py")
 if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
   echo "core $v: virtualenv $venv from $req"
   rm -rf "$venv" && "$py" -m venv "$venv"

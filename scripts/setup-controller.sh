@@ -36,8 +36,7 @@ if [ -z "$python" ]; then
   else python=python3; fi
 fi
 stamp=.venv/.requirements.sha256
-# The requirements and the interpreter: another of either makes the virtualenv again.
-want=$( (cat requirements/controller.txt; "$python" -c 'import sys; print(sys.executable, sys.version)') | sha256sum | cut -d' ' -f1)
+want=$(scripts/venv-stamp.sh requirements/controller.txt "$python")
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: controller virtualenv (.venv) from requirements/controller.txt"
   rm -rf .venv
