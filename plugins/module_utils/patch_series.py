@@ -217,7 +217,59 @@ def read_patch_file(name, path):
             data = handle.read()
     except (IOError, OSError) as exc:
         raise PatchError('patch %s: cannot read %s: %s' % (name, path, exc))
-    return dict(name=name, path=path, sha256=sha256_bytes(data), files=parse_patch(data, name))
+    return patch_from_bytes(name, data, path)
+
+
+def patch_from_bytes(name, data, path=None):
+    """A patch of the series from its bytes (given by the controller, or read from ``path`` on the host)."""
+    return dict(name=name, path=path, sha256=sha256_bytes(data), files=parse_patch(data, name), data=data)
+
+
+_KEPT_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9._+-]*$')
+
+
+def check_keep(directory, patches):
+    """Raise PatchError when the series cannot be kept in ``directory``: a name that is not a plain file name, or a
+    directory that is a symlink."""
+    for patch in patches:
+        if not _KEPT_NAME.match(patch['name']) or '..' in patch['name']:
+            raise PatchError('patch %r: a kept patch needs a plain file name (letters, digits, ., _, +, -)' % patch['name'])
+    if os.path.islink(directory):
+        raise PatchError('%s is a symlink; refusing to keep the series through it' % directory)
+
+
+def keep_series(directory, patches, check_mode=False):
+    """Keep the series' files in ``directory`` (the stack's copy that the service's flag rules and an operator read):
+    each patch as ``<directory>/<name>``, mode 0644, written only when its bytes differ, and every other regular file
+    there removed (a patch an earlier series had). ``patches`` are dicts with ``name`` and ``data``.
+
+    Returns dict(written: [dict(name, path, before, after)], removed: [path]); writes nothing in check mode. Raises
+    PatchError for a name that is not a plain file name or a directory that is a symlink, before anything is written
+    (check_keep: the module asks it before it applies the series).
+    """
+    check_keep(directory, patches)
+    names = set(patch['name'] for patch in patches)
+    written = []
+    for patch in patches:
+        path = os.path.join(directory, patch['name'])
+        before = _read_file(path)
+        if before != patch['data'] or (before is not None and os.stat(path).st_mode & 0o777 != 0o644):
+            written.append(dict(name=patch['name'], path=path, before=before or b'', after=patch['data']))
+    removed = []
+    if os.path.isdir(directory):
+        for entry in sorted(os.listdir(directory)):
+            path = os.path.join(directory, entry)
+            if entry not in names and (os.path.islink(path) or os.path.isfile(path)):
+                removed.append(path)
+    if not check_mode:
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        for item in written:
+            _atomic_write(item['path'], item['after'])
+            os.chmod(item['path'], 0o644)
+        for path in removed:
+            os.unlink(path)
+    return dict(written=written, removed=removed)
 
 
 def installed_version(site_packages, package):

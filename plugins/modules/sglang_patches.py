@@ -53,10 +53,18 @@ options:
     required: true
   patches:
     description:
-      - The series, in order. Each item needs C(name) and C(path), a unified diff file on the host.
+      - The series, in order. Each item needs C(name) and either C(content), the diff's text (as the role passes the
+        controller's file), or C(path), a unified diff file on the host.
     type: list
     elements: dict
     default: []
+  keep_dir:
+    description:
+      - A directory on the host that keeps the series' files, each as C(<keep_dir>/<name>) (mode C(0644), written only
+        when its bytes differ); every other file there (a patch of an earlier series) is removed. Written after the
+        series applied (or reversed), never when a patch conflicts. Names must then be plain file names.
+      - The role keeps the series in C(<stack>/patches/<series>/), where the service's all-reduce rules count it.
+    type: path
   series:
     description:
       - The name of the series; names the state directory under C(.gpuops-patches). Letters, digits, C(.), C(_), C(-),
@@ -85,6 +93,15 @@ EXAMPLES = r"""
         path: /opt/sglang/patches/0002-torch-symm-mem-guard.patch
       - name: 0003-nccl-log-allreduce-path.patch
         path: /opt/sglang/patches/0003-nccl-log-allreduce-path.patch
+
+- name: Apply the controller's series and keep its files beside the stack
+  gpuops.sglang_stack.sglang_patches:
+    site_packages: /opt/sglang/stacks/new/venv/lib/python3.12/site-packages
+    package_version: 0.5.9
+    keep_dir: /opt/sglang/stacks/new/patches/site-nccl
+    patches:
+      - name: 0002-torch-symm-mem-guard.patch
+        content: "{{ lookup('ansible.builtin.file', 'patches/0002-torch-symm-mem-guard.patch', rstrip=false) }}"
 
 - name: Reverse them
   gpuops.sglang_stack.sglang_patches:
@@ -138,6 +155,12 @@ removed_pyc:
   returned: success
   type: list
   elements: str
+kept:
+  description: With O(keep_dir), the series' files written there (C(written), names) and the other files removed
+    (C(removed), paths), or that would be in check mode.
+  returned: success
+  type: dict
+  sample: {written: [0002-torch-symm-mem-guard.patch], removed: [/opt/sglang/stacks/new/patches/site-nccl/0001-old.patch]}
 diff:
   description: In diff mode, the text before and after of each changed file.
   returned: changed and diff mode
@@ -150,7 +173,7 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_native
+from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.gpuops.sglang_stack.plugins.module_utils import patch_series
 
@@ -163,29 +186,41 @@ def main():
             package_version=dict(type='str', required=True),
             patches=dict(type='list', elements='dict', default=[]),
             series=dict(type='str', default='site-nccl'),
+            keep_dir=dict(type='path'),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
         ),
         supports_check_mode=True,
     )
     params = module.params
-    bad = [str(item) for item in params['patches'] if not item.get('name') or not item.get('path')]
+    bad = [item.get('name') or '(no name)' for item in params['patches']
+           if not item.get('name') or (item.get('path') is None) == (item.get('content') is None)]
     if bad:
-        module.fail_json(msg='every patch needs a name and a path: %s' % '; '.join(bad))
+        module.fail_json(msg='every patch needs a name and exactly one of path and content: %s' % ', '.join(bad))
     try:
-        patches = [patch_series.read_patch_file(item['name'], item['path']) for item in params['patches']]
+        patches = [patch_series.read_patch_file(item['name'], item['path']) if item.get('path') is not None
+                   else patch_series.patch_from_bytes(item['name'], to_bytes(item['content'], errors='surrogate_or_strict'))
+                   for item in params['patches']]
+        if params['keep_dir']:
+            patch_series.check_keep(params['keep_dir'], patches)
         result = patch_series.apply_series(params['site_packages'], patches, params['series'], params['package'],
                                            params['package_version'], params['state'], module.check_mode)
+        kept = (patch_series.keep_series(params['keep_dir'], patches, module.check_mode) if params['keep_dir']
+                else dict(written=[], removed=[]))
     except patch_series.PatchError as exc:
         module.fail_json(msg=to_native(exc), changed=False, patches=getattr(exc, 'patches', []))
     except (IOError, OSError) as exc:
         module.fail_json(msg='could not write the series: %s' % to_native(exc), changed=False)
 
-    out = dict(changed=result['changed'], patches=result['patches'], applied=result['manifest'],
-               changed_files=[c['relpath'] for c in result['changed_files']], removed_pyc=result['removed_pyc'])
-    if module._diff and result['changed_files']:
-        out['diff'] = [dict(before_header=c['path'], after_header=c['path'],
-                            before=c['before'].decode('utf-8', 'replace'), after=c['after'].decode('utf-8', 'replace'))
-                       for c in result['changed_files']]
+    out = dict(changed=bool(result['changed'] or kept['written'] or kept['removed']), patches=result['patches'],
+               applied=result['manifest'], changed_files=[c['relpath'] for c in result['changed_files']],
+               removed_pyc=result['removed_pyc'],
+               kept=dict(written=[k['name'] for k in kept['written']], removed=kept['removed']))
+    shown = [(c['path'], c['before'], c['after']) for c in result['changed_files']]
+    shown += [(k['path'], k['before'], k['after']) for k in kept['written']] + [(path, b'', b'') for path in kept['removed']]
+    if module._diff and shown:
+        out['diff'] = [dict(before_header=path, after_header=path if after else '(removed)',
+                            before=before.decode('utf-8', 'replace'), after=after.decode('utf-8', 'replace'))
+                       for path, before, after in shown]
     states = [p['state'] for p in result['patches']]
     out['msg'] = '%s %s: %d patches (%d applied, %d applicable), %d files %s' % (
         params['series'], params['state'], len(states), states.count('applied'), states.count('applicable'),

@@ -15,6 +15,7 @@ import py_compile
 
 import pytest
 
+from ansible_collections.gpuops.sglang_stack.plugins.module_utils import patch_series
 from ansible_collections.gpuops.sglang_stack.plugins.modules import sglang_patches
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
 from ansible_collections.gpuops.sglang_stack.tests.unit.sglang_site import (
@@ -113,7 +114,7 @@ def test_stale_pyc_removed(capsys, site):
 
 def test_patch_needs_name_and_path(capsys, site):
     failed, result = run_module(capsys, args(site, patches=[{'name': 'x'}]))
-    assert failed is True and 'needs a name and a path' in result['msg']
+    assert failed is True and 'needs a name and exactly one of path and content: x' in result['msg']
 
 
 def test_missing_patch_file(capsys, site):
@@ -141,3 +142,75 @@ def test_package_name_that_is_a_pip_option_refused(capsys, site):
     failed, result = run_module(capsys, args(site, package='--extra-index-url=http://evil.invalid/simple'))
     assert failed is True and result['changed'] is False
     assert result['msg'].startswith("package name '--extra-index-url=http://evil.invalid/simple' is not a PEP 508 package name")
+
+
+def content_args(site, keep_dir, **kwargs):
+    """The series as the role passes it: each patch's text read on the controller, kept in keep_dir by the module."""
+    items = []
+    for name in NAMES:
+        with open(os.path.join(PATCH_DIR, name), 'rb') as handle:
+            items.append({'name': name, 'content': handle.read().decode('utf-8')})
+    return args(site, patches=items, keep_dir=keep_dir, **kwargs)
+
+
+def kept(keep_dir):
+    return dict((name, open(os.path.join(keep_dir, name), 'rb').read()) for name in sorted(os.listdir(keep_dir)))
+
+
+def test_series_from_content_is_applied_and_kept(capsys, site, tmp_path):
+    keep_dir = str(tmp_path / 'stack' / 'patches' / 'site-nccl')
+    failed, result = run_module(capsys, content_args(site, keep_dir, _ansible_check_mode=True))
+    assert failed is False and result['changed'] is True and result['kept']['written'] == NAMES
+    assert not os.path.exists(keep_dir) and not os.path.exists(os.path.join(site, '.gpuops-patches'))
+
+    failed, result = run_module(capsys, content_args(site, keep_dir))
+    assert failed is False and result['changed'] is True
+    assert sorted(result['changed_files']) == sorted(TARGETS) and result['kept'] == {'written': NAMES, 'removed': []}
+    # Byte for byte the files of the series, mode 0644.
+    assert kept(keep_dir) == dict((name, open(os.path.join(PATCH_DIR, name), 'rb').read()) for name in NAMES)
+    assert all(os.stat(os.path.join(keep_dir, name)).st_mode & 0o777 == 0o644 for name in NAMES)
+    assert [p['sha256'] for p in result['applied']['patches']] == [
+        patch_series.sha256_bytes(open(os.path.join(PATCH_DIR, name), 'rb').read()) for name in NAMES]
+
+    failed, result = run_module(capsys, content_args(site, keep_dir))
+    assert failed is False and result['changed'] is False and result['kept'] == {'written': [], 'removed': []}
+
+    # A patch of an earlier series left in the directory is removed; the diff shows it.
+    stale = os.path.join(keep_dir, '0001-old.patch')
+    with open(stale, 'wb') as handle:
+        handle.write(b'old\n')
+    failed, result = run_module(capsys, content_args(site, keep_dir, _ansible_diff=True))
+    assert failed is False and result['changed'] is True and result['kept']['removed'] == [stale]
+    assert not os.path.exists(stale) and sorted(kept(keep_dir)) == NAMES
+    assert [d['after_header'] for d in result['diff']] == ['(removed)']
+
+
+def test_conflict_keeps_nothing(capsys, site, tmp_path):
+    keep_dir = str(tmp_path / 'patches')
+    os.makedirs(keep_dir)
+    with open(os.path.join(keep_dir, 'earlier.patch'), 'wb') as handle:
+        handle.write(b'earlier\n')
+    target = os.path.join(site, TARGETS[1])
+    with open(target, 'rb') as handle:
+        data = handle.read().replace(b'        # Create communicator for other hardware backends\n',
+                                     b'        # Create communicator for other hardware backends (local)\n', 1)
+    with open(target, 'wb') as handle:
+        handle.write(data)
+    failed, result = run_module(capsys, content_args(site, keep_dir))
+    assert failed is True and result['changed'] is False and 'line 389' in result['msg']
+    assert kept(keep_dir) == {'earlier.patch': b'earlier\n'}
+
+
+def test_patch_needs_exactly_one_source(capsys, site, tmp_path):
+    both = {'name': NAMES[0], 'path': os.path.join(PATCH_DIR, NAMES[0]), 'content': 'x'}
+    failed, result = run_module(capsys, args(site, patches=[both]))
+    assert failed is True and 'exactly one of path and content: %s' % NAMES[0] in result['msg']
+
+
+def test_kept_name_must_be_a_file_name(capsys, site, tmp_path):
+    before = digests(site)
+    items = content_args(site, str(tmp_path / 'keep'))['patches']
+    items[1]['name'] = '../escape.patch'
+    failed, result = run_module(capsys, args(site, patches=items, keep_dir=str(tmp_path / 'keep')))
+    assert failed is True and 'plain file name' in result['msg']
+    assert digests(site) == before and not os.path.exists(str(tmp_path / 'keep'))
