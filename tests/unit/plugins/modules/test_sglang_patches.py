@@ -39,6 +39,16 @@ def args(site, **kwargs):
     return base
 
 
+def edit_second_target(site):
+    """A local edit of the second patch's file where its hunk has context: the series no longer applies (line 389)."""
+    target = os.path.join(site, TARGETS[1])
+    with open(target, 'rb') as handle:
+        data = handle.read().replace(b'        # Create communicator for other hardware backends\n',
+                                     b'        # Create communicator for other hardware backends (local)\n', 1)
+    with open(target, 'wb') as handle:
+        handle.write(data)
+
+
 def test_apply_idempotent_reverse(capsys, site):
     before = digests(site)
     failed, result = run_module(capsys, args(site))
@@ -78,12 +88,7 @@ def test_check_and_diff_mode(capsys, site):
 
 def test_conflict_fails_and_changes_nothing(capsys, site):
     before = digests(site)
-    target = os.path.join(site, TARGETS[1])
-    with open(target, 'rb') as handle:
-        data = handle.read().replace(b'        # Create communicator for other hardware backends\n',
-                                     b'        # Create communicator for other hardware backends (local)\n', 1)
-    with open(target, 'wb') as handle:
-        handle.write(data)
+    edit_second_target(site)
     failed, result = run_module(capsys, args(site))
     assert failed is True and result['changed'] is False
     assert TARGETS[1] in result['msg'] and 'sglang 0.5.9' in result['msg'] and 'line 389' in result['msg']
@@ -190,12 +195,7 @@ def test_conflict_keeps_nothing(capsys, site, tmp_path):
     os.makedirs(keep_dir)
     with open(os.path.join(keep_dir, 'earlier.patch'), 'wb') as handle:
         handle.write(b'earlier\n')
-    target = os.path.join(site, TARGETS[1])
-    with open(target, 'rb') as handle:
-        data = handle.read().replace(b'        # Create communicator for other hardware backends\n',
-                                     b'        # Create communicator for other hardware backends (local)\n', 1)
-    with open(target, 'wb') as handle:
-        handle.write(data)
+    edit_second_target(site)
     failed, result = run_module(capsys, content_args(site, keep_dir))
     assert failed is True and result['changed'] is False and 'line 389' in result['msg']
     assert kept(keep_dir) == {'earlier.patch': b'earlier\n'}
