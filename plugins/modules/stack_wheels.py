@@ -88,6 +88,14 @@ options:
         refused before anything is fetched.
     type: bool
     default: false
+  guard:
+    description:
+      - The packages the stack must hold once the layer is in (what P(gpuops.sglang_stack.stack_guarded#filter) returns:
+        every locked distribution of the layers so far, every declared package as declared). With O(venv), the
+        virtualenv is read back after the install, in the same module run, as M(gpuops.sglang_stack.stack_bom) reads
+        it, and the verdict returned as RV(guard). The module does not fail on drift; the caller decides.
+    type: list
+    elements: dict
 """
 
 EXAMPLES = r"""
@@ -97,6 +105,13 @@ EXAMPLES = r"""
     wheelhouse: /opt/sglang/stacks/cu130-sglang-0.5.9-3f6c0b9e2a41/wheelhouse
     venv: /opt/sglang/stacks/cu130-sglang-0.5.9-3f6c0b9e2a41/venv
     layer: torch
+    guard: "{{ stack_declaration_resolved | gpuops.sglang_stack.stack_guarded('torch') }}"
+  register: layer_torch
+
+- name: Check the layers so far are intact
+  ansible.builtin.assert:
+    that: not layer_torch.guard.drift
+    fail_msg: "{{ layer_torch.guard.msg }}"
 """
 
 RETURN = r"""
@@ -119,6 +134,12 @@ checked:
   description: How many files were checked against the lock.
   returned: always
   type: int
+guard:
+  description: With O(guard) and O(venv), the virtualenv read back after the install against O(guard), as
+    M(gpuops.sglang_stack.stack_bom) returns it (C(drift), C(msg), C(items), C(installed)); in check mode, before it.
+  returned: when O(guard) and O(venv) are given, and the module did not fail
+  type: dict
+  sample: {drift: false, msg: "torch 2.11.0 ok", items: [], installed: {distributions: {}, torch: null}}
 msg:
   description: A one-line summary.
   returned: always
@@ -146,6 +167,17 @@ def _opener(module):
     return opener
 
 
+def read_back(guard, site, result):
+    """The layer's guard in the same module run: the virtualenv read against ``guard``, as the stack_bom module reads it
+    (one round trip per layer instead of two)."""
+    if guard is not None and site:
+        installed = stack_bom.read_installed(site)
+        items = stack_bom.compare(guard, installed)
+        result['guard'] = dict(drift=any(item['status'] != stack_bom.STATUS_OK for item in items), items=items,
+                               installed=installed, msg=stack_bom.summary_message(items))
+    return result
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -160,6 +192,7 @@ def main():
             url_map=dict(type='list', elements='dict', default=[]),
             allow_insecure_http=dict(type='bool', default=False),
             share_root=dict(type='path'),
+            guard=dict(type='list', elements='dict'),
         ),
         supports_check_mode=True,
     )
@@ -170,6 +203,9 @@ def main():
            if not all(d.get(key) for key in ('name', 'version', 'filename', 'url', 'sha256')) or os.path.basename(d['filename']) != d['filename']]
     if bad:
         module.fail_json(msg='LOCK %s: distributions without name, version, file name, URL or sha256 in the lock: %s' % (label, ', '.join(bad)))
+    bad = [str(pkg) for pkg in params['guard'] or [] if not pkg.get('name') or pkg.get('version') in (None, '')]
+    if bad:
+        module.fail_json(msg='every guarded package needs a name and a version: %s' % '; '.join(bad))
     result = dict(changed=False, fetched=[], installed=[], checked=0,
                   linked=dict(wheels=0, files=0, reused=[], shared_bytes=0, not_shared=[]))
     dists = [dict(d, url=wheel_fetch.map_url(str(d['url']), params['url_map'])) for d in dists]
@@ -214,7 +250,7 @@ def main():
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted] if params['venv'] else []
         result['changed'] = bool(result['fetched'] or result['installed'])
         result['msg'] = '%s: would fetch %d files, install %d distributions' % (label, len(result['fetched']), len(result['installed']))
-        module.exit_json(**result)
+        module.exit_json(**read_back(params['guard'], site, result))
 
     if not os.path.isdir(wheelhouse):
         os.makedirs(wheelhouse, 0o755)
@@ -289,7 +325,7 @@ def main():
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted]
     result['msg'] = '%s: %d files checked, %d fetched, %d distributions installed (%d laid out from the store)' % (
         label, result['checked'], len(result['fetched']), len(result['installed']), len(result['linked']['reused']))
-    module.exit_json(**result)
+    module.exit_json(**read_back(params['guard'], site, result))
 
 
 if __name__ == '__main__':
