@@ -157,6 +157,25 @@ def link_wheels(store, wheels, dest, check=False):
     return linked, size
 
 
+def stored_wheels(store, wheels, dest):
+    """The wheels of ``wheels`` ({filename: sha256}) whose file in ``dest`` is the store's own object for that sha256
+    (the same inode: linked by link_wheels, or kept by put_file). A wheel enters the store only once its bytes matched
+    that sha256, the store is root's alone (mode 0700) and nothing writes through a shared file: such a file needs no
+    second hash (3.2 GB of wheels, about 3 s, for every stack built from the store)."""
+    same = set()
+    for filename, sha256 in wheels.items():
+        if os.path.basename(filename) != filename or not sha256:
+            continue
+        try:
+            held = os.stat(object_path(store, str(sha256).lower(), 0o644))
+            here = os.lstat(os.path.join(dest, filename))
+        except OSError:
+            continue
+        if stat.S_ISREG(here.st_mode) and (held.st_dev, held.st_ino) == (here.st_dev, here.st_ino):
+            same.add(filename)
+    return same
+
+
 def _read_record(site, dist_info):
     """The RECORD's lines as written (pip ends them with CRLF) and its rows."""
     with open(os.path.join(site, dist_info, 'RECORD'), newline='', encoding='utf-8') as handle:

@@ -114,10 +114,12 @@ def check_file(path, expected_sha256):
     return actual
 
 
-def ensure_wheels(distributions, wheelhouse, open_url=None, max_bytes=None, workers=4):
+def ensure_wheels(distributions, wheelhouse, open_url=None, max_bytes=None, workers=4, checked_before=()):
     """Every distribution's file in ``wheelhouse``, checked against its locked sha256; fetched from its URL when missing
     and ``open_url`` is given (else missing is refused). Returns (paths by name, names fetched). Raises
-    WheelFetchError listing every failure; a fetched file that matched stays (the next run does not fetch it again)."""
+    WheelFetchError listing every failure; a fetched file that matched stays (the next run does not fetch it again).
+    ``checked_before``: file names whose file in the wheelhouse is not hashed again (the stacks' store's own object for
+    that sha256, hashed when it was stored: stack_store.stored_wheels)."""
     paths = {}
     fetched = []
     errors = []
@@ -125,6 +127,8 @@ def ensure_wheels(distributions, wheelhouse, open_url=None, max_bytes=None, work
     for dist in distributions:
         path = os.path.join(wheelhouse, dist['filename'])
         paths[dist['name']] = path
+        if dist['filename'] in checked_before:
+            continue
         if os.path.isfile(path):
             try:
                 check_file(path, dist['sha256'])

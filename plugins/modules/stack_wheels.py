@@ -119,7 +119,12 @@ linked:
   description: The files of this layer linked from the store (wheels, and installed files), and the bytes they did not cost.
   returned: always
   type: dict
-  sample: {wheels: 3, files: 21034, reused: [torch==2.11.0], shared_bytes: 0, not_shared: []}
+  sample: {wheels: 3, stored: 3, files: 21034, reused: [torch==2.11.0], shared_bytes: 0, not_shared: []}
+  contains:
+    stored:
+      description: The layer's wheels whose file in the wheelhouse is the store's own object for its locked sha256 (not
+        hashed again).
+      type: int
 fetched:
   description: The files downloaded by this run (or, in check mode, that it would download).
   returned: always
@@ -131,7 +136,8 @@ installed:
   type: list
   elements: str
 checked:
-  description: How many files were checked against the lock.
+  description: How many files were hashed against the lock by this run. A wheel whose file is the store's own object for
+    its locked sha256 (RV(linked.stored)) was hashed when it was stored and is not hashed again.
   returned: always
   type: int
 guard:
@@ -207,7 +213,7 @@ def main():
     if bad:
         module.fail_json(msg='every guarded package needs a name and a version: %s' % '; '.join(bad))
     result = dict(changed=False, fetched=[], installed=[], checked=0,
-                  linked=dict(wheels=0, files=0, reused=[], shared_bytes=0, not_shared=[]))
+                  linked=dict(wheels=0, stored=0, files=0, reused=[], shared_bytes=0, not_shared=[]))
     dists = [dict(d, url=wheel_fetch.map_url(str(d['url']), params['url_map'])) for d in dists]
     plain = sorted(set(d['url'].split('/')[2] for d in dists if d['url'].lower().startswith('http://')))
     if plain and not params['allow_insecure_http']:
@@ -265,12 +271,15 @@ def main():
         except stack_store.StoreError as exc:
             module.fail_json(msg='STORE %s: %s. Nothing of this layer was installed; the serving stack is untouched.' % (label, exc), **result)
         result['linked']['wheels'] += len(linked)
+    # A wheel that is the store's own object for its locked sha256 was hashed when it was stored: not hashed again.
+    stored = stack_store.stored_wheels(store, by_filename, wheelhouse) if store else set()
     try:
         paths, fetched = wheel_fetch.ensure_wheels(wanted, wheelhouse, _opener(module) if params['source'] == 'url' else None,
-                                                   params['max_bytes'], params['workers'])
+                                                   params['max_bytes'], params['workers'], checked_before=stored)
     except wheel_fetch.WheelFetchError as exc:
         module.fail_json(msg='LOCK %s: %s. Nothing of this layer was installed; the serving stack is untouched.' % (label, exc), **result)
-    result['checked'] = len(wanted)
+    result['checked'] = len(wanted) - len(stored)
+    result['linked']['stored'] = len(stored)
     result['fetched'] = [os.path.basename(paths[name]) for name in fetched]
     result['changed'] = bool(fetched)
 
@@ -323,8 +332,9 @@ def main():
                     result['linked']['not_shared'].append(saved)
     if params['venv']:
         result['installed'] = ['%s==%s' % (d['name'], d['version']) for d in wanted]
-    result['msg'] = '%s: %d files checked, %d fetched, %d distributions installed (%d laid out from the store)' % (
-        label, result['checked'], len(result['fetched']), len(result['installed']), len(result['linked']['reused']))
+    result['msg'] = '%s: %d files checked (%d the store held, checked when stored), %d fetched, %d distributions installed (%d laid out ' \
+        'from the store)' % (label, result['checked'], result['linked']['stored'], len(result['fetched']), len(result['installed']),
+                             len(result['linked']['reused']))
     module.exit_json(**read_back(params['guard'], site, result))
 
 

@@ -322,6 +322,16 @@ def test_a_swapped_wheelhouse_file_or_a_missing_one_is_refused(tmp_path):
         wf.ensure_wheels([missing], str(tmp_path))
 
 
+def test_a_file_checked_before_is_not_hashed_again(tmp_path):
+    """checked_before (the store's own objects, hashed when stored) skips the hash of those files only."""
+    path = tmp_path / 'tqdm-4.70.1-py3-none-any.whl'
+    path.write_bytes(b'bytes the store checked')
+    dist = {'name': 'tqdm', 'version': '4.70.1', 'filename': path.name, 'url': 'http://m/' + path.name, 'sha256': 'a' * 64}
+    assert wf.ensure_wheels([dist], str(tmp_path), checked_before={path.name}) == ({'tqdm': str(path)}, [])
+    with pytest.raises(wf.WheelFetchError, match='sha256 mismatch'):
+        wf.ensure_wheels([dist], str(tmp_path), checked_before={'other.whl'})
+
+
 def test_pip_gets_the_checked_files_with_their_hashes_and_nothing_else():
     dists = [{'name': 'tqdm', 'sha256': 'a' * 64}]
     assert wf.hashed_requirements(dists, {'tqdm': '/w/tqdm.whl'}) == '/w/tqdm.whl --hash=sha256:%s\n' % ('a' * 64)

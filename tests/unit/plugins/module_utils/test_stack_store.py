@@ -210,6 +210,19 @@ def test_the_wheels_the_store_holds_are_linked_into_a_wheelhouse_and_only_those(
         ss.link_wheels(store, {'../escape.whl': sha}, str(dest))
 
 
+def test_only_the_stores_own_object_for_the_locked_sha256_is_taken_as_checked(tmp_path):
+    """stack_wheels does not hash again a wheel whose file is the store's object for its locked sha256 (same inode); a
+    copy of the same bytes, a file the store does not hold, another sha256 or a symlink to the object are hashed."""
+    store, held, sha, dest = _stored_wheel(tmp_path, 'held-1-py3-none-any.whl', b'a wheel an earlier stack was built from')
+    ss.link_wheels(store, {held.name: sha}, str(dest))
+    (dest / 'copy-1-py3-none-any.whl').write_bytes(held.read_bytes())
+    os.symlink(ss.object_path(store, sha, 0o644), str(dest / 'link-1-py3-none-any.whl'))
+    wheels = {held.name: sha, 'copy-1-py3-none-any.whl': sha, 'link-1-py3-none-any.whl': sha,
+              'new-1-py3-none-any.whl': 'd' * 64, '../held-1-py3-none-any.whl': sha}
+    assert ss.stored_wheels(store, wheels, str(dest)) == {held.name}
+    assert ss.stored_wheels(store, {held.name: 'e' * 64}, str(dest)) == set()
+
+
 def test_a_store_on_another_file_system_shares_nothing_and_changes_no_file(tmp_path, monkeypatch):
     """A store the stacks cannot hard-link into (another mount: link(2) fails with EXDEV): a real pip install is not
     shared, reported why, and every file of it stays as pip wrote it; no wheel is linked."""
