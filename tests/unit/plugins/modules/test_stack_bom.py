@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import stack_bom
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
+from ansible_collections.gpuops.sglang_stack.tests.unit.fake_site import make_site_packages
 
 DECLARED = [
     {'name': 'torch', 'version': '2.11.0.dev20251231+cu130', 'layer': 'torch', 'sha256': None, 'order': 1},
@@ -28,15 +29,7 @@ def run_module(capsys, args):
 
 @pytest.fixture
 def site(tmp_path):
-    sp = tmp_path / 'site-packages'
-    sp.mkdir()
-    for name, version in (('torch', '2.11.0.dev20251231+cu130'), ('flashinfer_python', '0.6.4')):
-        info = sp / ('%s-%s.dist-info' % (name, version))
-        info.mkdir()
-        (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n' % (name, version))
-    (sp / 'torch').mkdir()
-    (sp / 'torch' / 'version.py').write_text("__version__ = '2.11.0.dev20251231+cu130'\ncuda: Optional[str] = '13.0'\n")
-    return sp
+    return make_site_packages(tmp_path / 'site-packages', '2.11.0.dev20251231+cu130')
 
 
 def test_all_ok(capsys, site):

@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.gpuops.sglang_stack.plugins.modules import stack_wheels
 from ansible_collections.gpuops.sglang_stack.tests.unit import module_runner
+from ansible_collections.gpuops.sglang_stack.tests.unit.fake_site import make_site_packages
 
 LOCKED = [
     {'name': 'torch', 'version': '2.11.0', 'filename': 'torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl',
@@ -26,14 +27,7 @@ GUARD = [{'name': 'torch', 'version': '2.11.0', 'layer': 'torch', 'cuda_tagged':
 
 @pytest.fixture
 def venv(tmp_path):
-    site = tmp_path / 'venv' / 'lib' / 'python3.11' / 'site-packages'
-    site.mkdir(parents=True)
-    for name, version in (('torch', '2.11.0'), ('flashinfer_python', '0.6.4')):
-        info = site / ('%s-%s.dist-info' % (name, version))
-        info.mkdir()
-        (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n' % (name, version))
-    (site / 'torch').mkdir()
-    (site / 'torch' / 'version.py').write_text("__version__ = '2.11.0'\ncuda: Optional[str] = '13.0'\n")
+    make_site_packages(tmp_path / 'venv' / 'lib' / 'python3.11' / 'site-packages', '2.11.0')
     return tmp_path / 'venv'
 
 
