@@ -90,8 +90,8 @@ options:
     default: false
   guard:
     description:
-      - The packages the stack must hold once the layer is in (what P(gpuops.sglang_stack.stack_guarded#filter) returns:
-        every locked distribution of the layers so far, every declared package as declared). With O(venv), the
+      - The packages the stack must hold once the layer is in, as P(gpuops.sglang_stack.stack_guarded#filter) returns them -
+        every locked distribution of the layers so far, every declared package as declared. With O(venv), the
         virtualenv is read back after the install, in the same module run, as M(gpuops.sglang_stack.stack_bom) reads
         it, and the verdict returned as RV(guard). The module does not fail on drift; the caller decides.
     type: list
