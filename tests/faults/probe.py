@@ -26,8 +26,11 @@ import urllib.request
 
 ROOT = '/opt/sglang'
 UNIT = '/etc/systemd/system/sglang.service'
-# Written per run (timings, the time of the check), not part of what a stack is.
+# Written per run (timings, the time of the check), not part of what a stack is. A stack holds the record of an import
+# gate before the last one (import-gate-<key>.json) only where it ran that gate itself, not where it took another stack's
+# record of the same gate: which depends on the order the runs built the stacks in.
 RUN_DEPENDENT = ('verify.json',)
+RUN_DEPENDENT_PATTERN = re.compile(r'^import-gate-[0-9a-f]{64}\.json$')
 
 
 def sha256_file(path, replace=None):
@@ -44,14 +47,14 @@ def sha256_file(path, replace=None):
     return digest.hexdigest()
 
 
-def tree_manifest(top, replace=None, skip_names=()):
+def tree_manifest(top, replace=None, skip_names=(), skip_pattern=None):
     files = {}
     for base, dirs, names in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d != '__pycache__')
         for name in sorted(names):
             path = os.path.join(base, name)
             rel = os.path.relpath(path, top)
-            if rel in skip_names or name.endswith('.pyc'):
+            if rel in skip_names or name.endswith('.pyc') or (skip_pattern and skip_pattern.match(rel)):
                 continue
             if os.path.islink(path):
                 target = os.readlink(path)
@@ -155,7 +158,8 @@ def main():
     elif mode == 'manifest':
         stack = sys.argv[2].rstrip('/')
         # The stack id appears in paths (shebangs, direct_url.json, bom.json) and in nccl.env's comment.
-        files = tree_manifest(stack, replace=(os.path.basename(stack).encode(), b'@STACK@'), skip_names=RUN_DEPENDENT)
+        files = tree_manifest(stack, replace=(os.path.basename(stack).encode(), b'@STACK@'), skip_names=RUN_DEPENDENT,
+                              skip_pattern=RUN_DEPENDENT_PATTERN)
         print(json.dumps(files, sort_keys=True))
     elif mode == 'procs':
         print(json.dumps([cmdline(p) for p in foreign_trees()]))
