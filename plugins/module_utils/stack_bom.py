@@ -186,3 +186,17 @@ def summary_message(items):
         if bad:
             parts.append('%s: %s' % (status, ', '.join(bad)))
     return '; '.join(parts)
+
+
+def unjudgeable(declared):
+    """The declared packages compare() cannot judge (no name or no version), each as text: the modules refuse them."""
+    return [str(pkg) for pkg in declared if not pkg.get('name') or pkg.get('version') in (None, '')]
+
+
+def judge(site_packages, declared):
+    """``site_packages`` read and compared with ``declared``: dict(installed, items, drift, msg), what the stack_bom
+    module returns and stack_verify and stack_wheels (its guard) read."""
+    installed = read_installed(site_packages)
+    items = compare(declared, installed)
+    return dict(installed=installed, items=items, drift=any(item['status'] != STATUS_OK for item in items),
+                msg=summary_message(items))

@@ -142,20 +142,16 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    bad = [str(pkg) for pkg in params['declared'] if not pkg.get('name') or pkg.get('version') in (None, '')]
+    bad = stack_bom.unjudgeable(params['declared'])
     if bad:
         module.fail_json(msg='every declared package needs a name and a version: %s' % '; '.join(bad))
 
-    installed = stack_bom.read_installed(params['site_packages'])
-    items = stack_bom.compare(params['declared'], installed)
-    drift = any(item['status'] != stack_bom.STATUS_OK for item in items)
-    msg = stack_bom.summary_message(items)
-    result = dict(changed=False, items=items, drift=drift, installed=installed, msg=msg)
+    result = dict(changed=False, **stack_bom.judge(params['site_packages'], params['declared']))
 
     dest = params['dest']
     if dest:
-        report = {'site_packages': params['site_packages'], 'items': items, 'drift': drift, 'installed': installed,
-                  'extra': params['extra']}
+        report = {'site_packages': params['site_packages'], 'items': result['items'], 'drift': result['drift'],
+                  'installed': result['installed'], 'extra': params['extra']}
         report_file.write_if_changed(module, dest, json.dumps(report, indent=2, sort_keys=True) + '\n', result)
     module.exit_json(**result)
 

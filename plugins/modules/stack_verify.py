@@ -171,7 +171,7 @@ def main():
         fatbin.parse_arch(p['required_arch'])
     except ValueError as exc:
         module.fail_json(msg=str(exc))
-    bad = [str(pkg) for pkg in p['packages'] if not pkg.get('name') or pkg.get('version') in (None, '')]
+    bad = stack_bom.unjudgeable(p['packages'])
     if bad:
         module.fail_json(msg='every declared package needs a name and a version: %s' % '; '.join(bad))
     cc = stack_verify.compute_capability(p['required_arch'])
@@ -200,20 +200,18 @@ def main():
     layers.extend(judged['layers'])
     layers.extend(stack_verify.judge_env(os.environ, name, cc) for name in stack_verify.ENV_NAMES)
 
-    installed = stack_bom.read_installed(p['site_packages'])
-    items = stack_bom.compare(p['packages'], installed)
-    drift = any(item['status'] != stack_bom.STATUS_OK for item in items)
+    bom = stack_bom.judge(p['site_packages'], p['packages'])
     result = dict(changed=False)
     if p['dest']:
-        report = {'site_packages': p['site_packages'], 'items': items, 'drift': drift, 'installed': installed,
+        report = {'site_packages': p['site_packages'], 'items': bom['items'], 'drift': bom['drift'], 'installed': bom['installed'],
                   'extra': dict(p['extra'], required_arch=p['required_arch'], layers=list(layers), packages=judged['packages'])}
         report_file.write_if_changed(module, p['dest'], json.dumps(report, indent=2, sort_keys=True) + '\n', result)
-    layers.append(stack_verify.judge_bom(installed.get('exists', False), items, drift, stack_bom.summary_message(items), p['site_packages']))
+    layers.append(stack_verify.judge_bom(bom['installed'].get('exists', False), bom['items'], bom['drift'], bom['msg'], p['site_packages']))
 
     lines, failures = stack_verify.summary(layers)
     failed = [row['layer'] for row in layers if not row['ok']]
     result.update(ok=not failed, failed_layers=failed, failures=failures, compute_capability=cc, layers=layers, lines=lines,
-                  packages=judged['packages'], bom=items, msg='%s: %d layers, %d failed' % (cc, len(layers), len(failed)))
+                  packages=judged['packages'], bom=bom['items'], msg='%s: %d layers, %d failed' % (cc, len(layers), len(failed)))
     module.exit_json(**result)
 
 

@@ -177,10 +177,7 @@ def read_back(guard, site, result):
     """The layer's guard in the same module run: the virtualenv read against ``guard``, as the stack_bom module reads it
     (one round trip per layer instead of two)."""
     if guard is not None and site:
-        installed = stack_bom.read_installed(site)
-        items = stack_bom.compare(guard, installed)
-        result['guard'] = dict(drift=any(item['status'] != stack_bom.STATUS_OK for item in items), items=items,
-                               installed=installed, msg=stack_bom.summary_message(items))
+        result['guard'] = stack_bom.judge(site, guard)
     return result
 
 
@@ -209,7 +206,7 @@ def main():
            if not all(d.get(key) for key in ('name', 'version', 'filename', 'url', 'sha256')) or os.path.basename(d['filename']) != d['filename']]
     if bad:
         module.fail_json(msg='LOCK %s: distributions without name, version, file name, URL or sha256 in the lock: %s' % (label, ', '.join(bad)))
-    bad = [str(pkg) for pkg in params['guard'] or [] if not pkg.get('name') or pkg.get('version') in (None, '')]
+    bad = stack_bom.unjudgeable(params['guard'] or [])
     if bad:
         module.fail_json(msg='every guarded package needs a name and a version: %s' % '; '.join(bad))
     result = dict(changed=False, fetched=[], installed=[], checked=0,
